@@ -1,0 +1,3 @@
+from qola.cli import main
+
+main()

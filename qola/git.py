@@ -1,0 +1,154 @@
+"""The one module that runs git. GitPython is its engine, imported lazily.
+
+Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
+hook or fsmonitor command of a dependency ever runs, and `-C <dir>`, so the
+folder is explicit (GitPython falls back to the current folder when the one
+it is given cannot be entered). Callers put `--end-of-options` or `--` before
+every value that comes from a manifest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qola.errors import GitError, UsageError
+
+MIN_VERSION = (2, 32)  # GIT_CONFIG_GLOBAL, which the safe.directory shim needs
+
+# Variables that bind git to one repository. Hooks and IDEs leak them into the
+# processes they start (pre-commit learned this in its issue #300); inherited
+# by qola they would point every command at the wrong repository.
+LEAKED_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_SHALLOW_FILE",
+    "GIT_NAMESPACE",
+)
+
+_HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+
+_DUBIOUS = "detected dubious ownership"
+
+
+def scrub_environment(environ: os._Environ[str] | dict[str, str] = os.environ) -> None:
+    """Remove the leaked repository-binding variables from this process."""
+    for var in LEAKED_VARIABLES:
+        environ.pop(var, None)
+
+
+@dataclass(frozen=True)
+class Output:
+    status: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Runner:
+    """Runs git with qola's hardening and an environment overlay (the shim's)."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    log: list[str] = field(default_factory=list)
+
+    def run(
+        self,
+        cwd: Path,
+        *args: str,
+        check: bool = True,
+        subject: str | None = None,
+        network: bool = False,
+    ) -> Output:
+        """Run `git -C cwd args…`; a failure raises GitError naming the command."""
+        command = ["git", "-C", str(cwd), *_HARDENING, *args]
+        self.log.append(" ".join(["git", *args]))
+        status, stdout, stderr = _execute(
+            command, self._environment(), self.timeout if network else None
+        )
+        out = Output(status, stdout, stderr)
+        if check and status != 0:
+            raise command_error(subject or str(cwd), args, out)
+        return out
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(self.env)
+        if not sys.stdin or not sys.stdin.isatty():
+            # No one is there to answer a credential prompt (CMake, CI): fail instead of hanging.
+            env.setdefault("GIT_TERMINAL_PROMPT", "0")
+        return env
+
+
+def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) -> GitError:
+    """A GitError that shows the command, its exit code and git's stderr."""
+    shown = " ".join(["git", *args])
+    stderr = out.stderr.strip() or "(no output)"
+    indented = "\n".join("    " + line for line in stderr.splitlines())
+    hint = None
+    if _DUBIOUS in out.stderr:
+        hint = (
+            "the repository belongs to another user; run qola with "
+            "--safe-directory scoped (the default) or all"
+        )
+    return GitError(subject, f"`{shown}` failed with exit code {out.status}:\n{indented}", hint)
+
+
+def _execute(command: list[str], env: Mapping[str, str], timeout: float | None) -> tuple[
+    int, str, str
+]:
+    from git.cmd import Git  # GitPython costs 100-300 ms to import: only when git must run
+
+    kwargs: dict[str, Any] = {}
+    if timeout is not None:
+        kwargs["kill_after_timeout"] = timeout
+    try:
+        result = Git().execute(
+            command,
+            with_extended_output=True,
+            with_exceptions=False,
+            env=dict(env),
+            strip_newline_in_stdout=False,
+            **kwargs,
+        )
+    except FileNotFoundError:
+        raise UsageError("git", "the git executable was not found on PATH") from None
+    status, stdout, stderr = result
+    return int(status), _text(stdout), _text(stderr)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value or "")
+
+
+def version(runner: Runner) -> tuple[int, int]:
+    """The git version as (major, minor)."""
+    out = runner.run(Path.cwd(), "version", subject="git")
+    match = re.search(r"(\d+)\.(\d+)", out.stdout)
+    if not match:
+        raise UsageError("git", f"cannot read the git version from {out.stdout.strip()!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def check_version(runner: Runner) -> None:
+    """Fail clearly when git is older than qola needs."""
+    found = version(runner)
+    if found < MIN_VERSION:
+        want = ".".join(map(str, MIN_VERSION))
+        raise UsageError(
+            "git",
+            f"git {found[0]}.{found[1]} is too old; qola needs git {want} or newer",
+            "install a newer git (GIT_CONFIG_GLOBAL arrived in 2.32)",
+        )

@@ -1,0 +1,448 @@
+"""Load and validate a manifest into frozen dataclasses; nothing later sees a raw dict."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from qola import gitconfig, gitfiles
+from qola.errors import ManifestError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SCHEMA = 1
+DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches")
+
+_FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
+_HELPER_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?[^/:\s]+:(?!//)")
+_ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Dep:
+    """One pinned dependency, validated."""
+
+    name: str
+    path: str  # POSIX, relative to the root
+    url: str  # absolute URL or absolute local path
+    commit: str  # the pin: a full SHA, or an abbreviated one (legacy form only)
+    track: str | None  # branch or tag that `bump` follows
+    submodules: bool  # nested submodules follow the pinned commit's gitlinks
+    patches: str | None  # folder of *.patch, relative to the root
+    submodule_name: str | None  # its name in the root's .gitmodules, when it is one
+    key: str  # where the pin stands in the manifest, e.g. "deps.aiter.commit"
+    line: int | None  # the pin's line in the manifest (1-based), when found
+
+    @property
+    def is_abbreviated(self) -> bool:
+        return not _FULL_SHA.match(self.commit)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A loaded manifest: where it is, its root, and its dependencies."""
+
+    path: Path
+    root: Path
+    deps: tuple[Dep, ...]
+    warnings: tuple[str, ...] = ()
+
+    def select(self, names: tuple[str, ...] | list[str]) -> tuple[Dep, ...]:
+        """The named dependencies (all when none are named), in manifest order."""
+        if not names:
+            return self.deps
+        known = {dep.name: dep for dep in self.deps}
+        for name in names:
+            if name not in known:
+                raise ManifestError(
+                    str(self.path),
+                    f"no dependency named {name!r}",
+                    _did_you_mean(name, list(known)) or f"known: {', '.join(known) or 'none'}",
+                )
+        return tuple(dep for dep in self.deps if dep.name in names)
+
+
+def load(path: Path, root: Path | None = None) -> Manifest:
+    """Read, parse and validate the manifest at path."""
+    path = Path(os.path.abspath(path))
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ManifestError(
+            str(path), "no such manifest", "pass --manifest PATH or set QOLA_MANIFEST"
+        ) from None
+    except OSError as exc:
+        raise ManifestError(str(path), f"cannot read the manifest: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        raise ManifestError(str(path), f"not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(str(path), f"invalid TOML: {exc}") from None
+    return _Loader(path, text, data, root).load()
+
+
+class _Loader:
+    def __init__(self, path: Path, text: str, data: dict[str, Any], root: Path | None) -> None:
+        self.path = path
+        self.text = text
+        self.data = data
+        self.root_arg = root
+        self.warnings: list[str] = []
+
+    def fail(self, where: str, problem: str, hint: str | None = None) -> ManifestError:
+        line = _find_line(self.text, where)
+        at = f"{self.path}:{line}" if line else str(self.path)
+        return ManifestError(at, f"{where}: {problem}", hint)
+
+    def load(self) -> Manifest:
+        qola = self.data.get("qola", {})
+        if not isinstance(qola, dict):
+            raise self.fail("qola", "must be a table")
+        self._check_schema(qola)
+        root = self._root(qola)
+        modules = _read_gitmodules(root)
+        deps: list[Dep] = []
+        tables = self.data.get("deps", {})
+        if not isinstance(tables, dict):
+            raise self.fail("deps", "must be a table of [deps.<name>] tables")
+        for name, table in tables.items():
+            deps.append(self._dep(name, table, root, modules))
+        deps.extend(self._legacy_deps(qola, root, modules, {d.name for d in deps}))
+        if not deps:
+            raise ManifestError(
+                str(self.path),
+                "declares no dependencies",
+                'add a [deps.<name>] table with path, url and commit',
+            )
+        self._check_paths(deps, root)
+        return Manifest(self.path, root, tuple(deps), tuple(self.warnings))
+
+    def _check_schema(self, qola: dict[str, Any]) -> None:
+        schema = qola.get("schema", SCHEMA)
+        if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
+            raise self.fail("qola.schema", f"must be a positive integer, not {schema!r}")
+        if schema > SCHEMA:
+            raise self.fail(
+                "qola.schema",
+                f"schema {schema} is newer than this qola understands (schema {SCHEMA})",
+                "upgrade qola: pip install --upgrade qola",
+            )
+
+    def _root(self, qola: dict[str, Any]) -> Path:
+        if self.root_arg is not None:
+            root = Path(os.path.abspath(self.root_arg))
+            if not root.is_dir():
+                raise ManifestError(str(root), "the root folder does not exist", "check --root")
+            return root
+        if "root" in qola:
+            value = qola["root"]
+            if not isinstance(value, str) or not value:
+                raise self.fail("qola.root", "must be a non-empty string")
+            root = Path(os.path.abspath(self.path.parent / value))
+            if not root.is_dir():
+                raise self.fail("qola.root", f"{root} is not a folder")
+            return root
+        return _repository_top(self.path.parent)
+
+    def _dep(self, name: str, table: Any, root: Path, modules: list[gitconfig.Submodule]) -> Dep:
+        where = f"deps.{name}"
+        if not isinstance(table, dict):
+            raise self.fail(where, "must be a table", f"write it as [deps.{name}]")
+        _check_name(self, where, name)
+        for key in table:
+            if key not in DEP_KEYS:
+                hint = _did_you_mean(key, list(DEP_KEYS)) or f"known keys: {', '.join(DEP_KEYS)}"
+                raise self.fail(f"{where}.{key}", "unknown key", hint)
+        for key in ("path", "url", "commit", "track", "patches"):
+            if key in table and not isinstance(table[key], str):
+                raise self.fail(f"{where}.{key}", f"must be a string, not {table[key]!r}")
+        if "submodules" in table and not isinstance(table["submodules"], bool):
+            raise self.fail(f"{where}.submodules", "must be true or false")
+        if "commit" not in table:
+            raise self.fail(where, "has no commit", f"pin it: qola bump {name} --to REF")
+        commit = self._commit(f"{where}.commit", name, table["commit"], legacy=False)
+        path = table.get("path")
+        url = table.get("url")
+        module = None
+        if path is None or url is None:
+            module = _match_submodule(self, where, name, path, modules)
+            path = path if path is not None else module.path
+            if url is None:
+                if not module.url:
+                    raise self.fail(where, f"submodule {module.name!r} in .gitmodules has no url")
+                url = module.url
+        elif path is not None:
+            module = _submodule_at(modules, path)
+        path = self._path(f"{where}.path", path, root)
+        url = self._url(f"{where}.url", url, root)
+        track = table.get("track")
+        if track is not None and (not track or track.startswith("-") or _CONTROL.search(track)):
+            raise self.fail(f"{where}.track", f"{track!r} is not a branch or tag name")
+        patches = table.get("patches")
+        if patches is not None:
+            patches = self._path(f"{where}.patches", patches, root)
+        return Dep(
+            name=name,
+            path=path,
+            url=url,
+            commit=commit,
+            track=track,
+            submodules=table.get("submodules", True),
+            patches=patches,
+            submodule_name=module.name if module else None,
+            key=f"{where}.commit",
+            line=_find_line(self.text, f"{where}.commit"),
+        )
+
+    def _legacy_deps(
+        self,
+        qola: dict[str, Any],
+        root: Path,
+        modules: list[gitconfig.Submodule],
+        taken: set[str],
+    ) -> list[Dep]:
+        deps = []
+        patches_dir = qola.get("patches_dir")
+        if patches_dir is not None:
+            if not isinstance(patches_dir, str):
+                raise self.fail("qola.patches_dir", "must be a string")
+            patches_dir = self._path("qola.patches_dir", patches_dir, root)
+        for key, value in qola.items():
+            if not key.endswith("_commit") or key == "_commit":
+                continue
+            name = key[: -len("_commit")]
+            where = f"qola.{key}"
+            if name in taken:
+                raise self.fail(where, f"dependency {name!r} is also declared as [deps.{name}]")
+            if not isinstance(value, str):
+                raise self.fail(where, f"must be a string, not {value!r}")
+            commit = self._commit(where, name, value, legacy=True)
+            module = _match_submodule(self, where, name, None, modules)
+            if not module.url:
+                raise self.fail(where, f"submodule {module.name!r} in .gitmodules has no url")
+            deps.append(
+                Dep(
+                    name=name,
+                    path=self._path(where, module.path, root),
+                    url=self._url(where, module.url, root),
+                    commit=commit,
+                    track=None,
+                    submodules=True,
+                    patches=patches_dir,
+                    submodule_name=module.name,
+                    key=where,
+                    line=_find_line(self.text, where),
+                )
+            )
+        return deps
+
+    def _commit(self, where: str, name: str, value: str, legacy: bool) -> str:
+        commit = value.strip().lower()
+        if _FULL_SHA.match(commit):
+            return commit
+        if legacy and _ABBREV_SHA.match(commit):
+            self.warnings.append(
+                f"{self.path}: {where}: abbreviated SHA {commit!r}; "
+                f"`qola freeze {name}` writes it in full"
+            )
+            return commit
+        if re.fullmatch(r"[0-9a-fA-F]+", value.strip()):
+            problem = f"{value!r} is not a full commit SHA (40 hex digits, or 64 for sha256)"
+        else:
+            problem = f"{value!r} is a branch or tag name, not a commit SHA"
+        raise self.fail(where, problem, f"qola bump {name} --to {value.strip() or 'REF'}")
+
+    def _path(self, where: str, value: str, root: Path) -> str:
+        if not value or _CONTROL.search(value):
+            raise self.fail(where, f"{value!r} is not a usable path (empty or control characters)")
+        if value.startswith("/") or "\\" in value or re.match(r"^[A-Za-z]:", value):
+            raise self.fail(where, f"{value!r} is absolute", "paths are relative to the root")
+        parts = PurePosixPath(value).parts
+        if ".." in parts:
+            raise self.fail(where, f"{value!r} contains '..'", "paths must stay inside the root")
+        if any(part.lower() == ".git" for part in parts):
+            raise self.fail(where, f"{value!r} has a .git component")
+        norm = str(PurePosixPath(*[p for p in parts if p != "."])) if parts else ""
+        if norm in ("", "."):
+            raise self.fail(where, f"{value!r} is the root itself")
+        real_root = os.path.realpath(root)
+        real = os.path.realpath(root / norm)
+        if os.path.commonpath([real_root, real]) != real_root:
+            raise self.fail(where, f"{value!r} leaves the root through a symlink ({real})")
+        return norm
+
+    def _url(self, where: str, value: str, root: Path) -> str:
+        if not value or _CONTROL.search(value) or value != value.strip():
+            raise self.fail(where, f"{value!r} is not a usable URL")
+        if value.startswith("-"):
+            raise self.fail(where, f"{value!r} starts with '-'", "git would read it as an option")
+        if _HELPER_TRANSPORT.match(value):
+            raise self.fail(
+                where,
+                f"{value!r} uses a '<helper>::' transport, which can run commands",
+                f"use one of: {', '.join(_ALLOWED_SCHEMES)}",
+            )
+        scheme = _SCHEME.match(value)
+        if scheme:
+            if scheme.group(1).lower() not in _ALLOWED_SCHEMES:
+                raise self.fail(
+                    where,
+                    f"{value!r}: scheme {scheme.group(1)!r} is not allowed",
+                    f"use one of: {', '.join(_ALLOWED_SCHEMES)}",
+                )
+            return value
+        if value.startswith(("./", "../")) or value in (".", ".."):
+            return str(Path(os.path.normpath(root / value)))
+        if _SCP_LIKE.match(value) and not value.startswith("/"):
+            return value
+        if os.path.isabs(value):
+            return value
+        return str(Path(os.path.normpath(root / value)))
+
+    def _check_paths(self, deps: list[Dep], root: Path) -> None:
+        seen: dict[str, Dep] = {}
+        for dep in deps:
+            if dep.path in seen:
+                raise self.fail(
+                    dep.key,
+                    f"{dep.name} and {seen[dep.path].name} have the same path {dep.path!r}",
+                )
+            seen[dep.path] = dep
+        for dep in deps:
+            for other in deps:
+                if other is not dep and dep.path.startswith(other.path + "/"):
+                    raise self.fail(
+                        dep.key,
+                        f"{dep.name} at {dep.path!r} is inside {other.name} at {other.path!r}",
+                        "a dependency's own submodules follow its pin; list them in neither",
+                    )
+
+
+def _check_name(loader: _Loader, where: str, name: str) -> None:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise loader.fail(where, f"{name!r} is not a usable dependency name (letters, digits, ._-)")
+
+
+def _repository_top(folder: Path) -> Path:
+    """The top level of the git repository containing folder, else folder itself."""
+    current = folder
+    while True:
+        if (current / ".git").exists():
+            return current
+        if current.parent == current:
+            return folder
+        current = current.parent
+
+
+def _read_gitmodules(root: Path) -> list[gitconfig.Submodule]:
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    modules = gitconfig.submodules(text)
+    base = _superproject_url(root)
+    resolved = []
+    for module in modules:
+        url = module.url
+        if url and url.startswith(("./", "../")):
+            url = _relative_url(base, url) if base else os.path.normpath(root / url)
+        resolved.append(gitconfig.Submodule(module.name, module.path, url, module.update))
+    return resolved
+
+
+def _superproject_url(root: Path) -> str | None:
+    gitdir = gitfiles.git_dir(root)
+    if gitdir is None:
+        return None
+    try:
+        text = (gitfiles.common_dir(gitdir) / "config").read_text(errors="replace")
+    except OSError:
+        return None
+    return gitconfig.get(gitconfig.parse(text), "remote", "origin", "url")
+
+
+def _relative_url(base: str, rel: str) -> str:
+    """Resolve a .gitmodules URL like ../x.git against the superproject's URL, as git does."""
+    base = base.rstrip("/")
+    if base.endswith("/.git"):
+        base = base[: -len("/.git")]
+    parts = rel.split("/")
+    while parts and parts[0] in (".", ".."):
+        if parts.pop(0) == "..":
+            cut = max(base.rfind("/"), base.rfind(":"))
+            base = base[:cut] if cut > 0 else base
+    joined = base + ("/" if not base.endswith(":") else "") + "/".join(parts)
+    return joined if _SCHEME.match(joined) or _SCP_LIKE.match(joined) else os.path.normpath(joined)
+
+
+def _submodule_at(modules: list[gitconfig.Submodule], path: str) -> gitconfig.Submodule | None:
+    norm = str(PurePosixPath(path))
+    return next((m for m in modules if str(PurePosixPath(m.path)) == norm), None)
+
+
+def _match_submodule(
+    loader: _Loader,
+    where: str,
+    name: str,
+    path: str | None,
+    modules: list[gitconfig.Submodule],
+) -> gitconfig.Submodule:
+    if path is not None:
+        found = _submodule_at(modules, path)
+        if found:
+            return found
+        raise loader.fail(
+            where,
+            f"has no url and no submodule of the root is at {path!r}",
+            "add url = \"…\" or declare the submodule in .gitmodules",
+        )
+    matches = [m for m in modules if m.name == name]
+    if not matches:
+        matches = [m for m in modules if PurePosixPath(m.path).name == name]
+    if len(matches) == 1:
+        return matches[0]
+    candidates = ", ".join(f"{m.name} ({m.path})" for m in (matches or modules)) or "none"
+    if not matches:
+        problem = f"no submodule of the root matches {name!r} (candidates: {candidates})"
+    else:
+        problem = f"more than one submodule matches {name!r} (candidates: {candidates})"
+    raise loader.fail(where, problem, 'give path = "…" (and url = "…") explicitly')
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str | None:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def _find_line(text: str, dotted: str) -> int | None:
+    """The line of a key like deps.aiter.commit or qola.aiter_commit (best effort)."""
+    *table_parts, key = dotted.split(".")
+    table = ".".join(table_parts)
+    current = ""
+    table_line = None
+    key_re = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        header = re.match(r"^\[\s*([^\[\]]+?)\s*\]", stripped)
+        if header:
+            current = re.sub(r"\s*\.\s*", ".", header.group(1).replace('"', "").replace("'", ""))
+            if current == dotted:
+                table_line = number
+            continue
+        if current == table and key_re.match(line):
+            return number
+    return table_line

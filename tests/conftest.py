@@ -1,0 +1,128 @@
+"""Test isolation and the upstream repositories every test clones from."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from repos import commit_file, git, head, init_repo
+
+from qola.cli import cli
+
+_SESSION_HOME: Path | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Isolate git for the whole session: no real $HOME, no global or system config."""
+    global _SESSION_HOME
+    import tempfile
+
+    _SESSION_HOME = Path(tempfile.mkdtemp(prefix="qola-test-home-"))
+    gitconfig = _SESSION_HOME / "isolated.gitconfig"
+    gitconfig.write_text(
+        "[protocol \"file\"]\n\tallow = always\n"
+        "[init]\n\tdefaultBranch = main\n"
+        "[user]\n\tname = qola tests\n\temail = tests@qola.invalid\n"
+        "[advice]\n\tdetachedHead = false\n"
+    )
+    for var in list(os.environ):
+        if var.startswith(("GIT_", "QOLA_")):
+            del os.environ[var]
+    os.environ.update(
+        {
+            "HOME": str(_SESSION_HOME),
+            "XDG_CONFIG_HOME": str(_SESSION_HOME / ".config"),
+            "GIT_CONFIG_GLOBAL": str(gitconfig),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_AUTHOR_NAME": "qola tests",
+            "GIT_AUTHOR_EMAIL": "tests@qola.invalid",
+            "GIT_COMMITTER_NAME": "qola tests",
+            "GIT_COMMITTER_EMAIL": "tests@qola.invalid",
+            "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
+            "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
+            "GIT_TERMINAL_PROMPT": "0",
+        }
+    )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SESSION_HOME is not None:
+        shutil.rmtree(_SESSION_HOME, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts without qola settings or leaked git variables."""
+    for var in list(os.environ):
+        if var.startswith("QOLA_") or var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+            monkeypatch.delenv(var)
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A library `lib` with a nested submodule `extern/nested`, and its history."""
+
+    nested: Path
+    lib: Path
+    nested_v1: str
+    nested_v2: str
+    lib_v1: str  # nested at nested_v1
+    lib_v2: str  # nested at nested_v2
+    lib_v3: str  # on a side branch `side`, not an ancestor of main's tip
+    lib_tip: str  # main's tip, a descendant of lib_v2
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Upstream:
+    base = tmp_path_factory.mktemp("upstream")
+    nested = init_repo(base / "nested")
+    nested_v1 = commit_file(nested, "nested.txt", "nested v1\n")
+    nested_v2 = commit_file(nested, "nested.txt", "nested v2\n")
+
+    lib = init_repo(base / "lib")
+    commit_file(lib, "README", "lib\n")
+    git(lib, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(nested),
+        "extern/nested")
+    git(lib, "-C", "extern/nested", "checkout", "-q", nested_v1)
+    git(lib, "add", "extern/nested")
+    git(lib, "commit", "-q", "-m", "add nested at v1")
+    lib_v1 = head(lib)
+    git(lib, "-C", "extern/nested", "checkout", "-q", nested_v2)
+    git(lib, "add", "extern/nested")
+    commit_file(lib, "lib.txt", "lib v2\n", "lib v2, nested v2")
+    lib_v2 = head(lib)
+    git(lib, "checkout", "-q", "-b", "side", lib_v1)
+    lib_v3 = commit_file(lib, "side.txt", "side\n")
+    git(lib, "checkout", "-q", "main")
+    git(lib, "submodule", "update", "-q")
+    lib_tip = commit_file(lib, "lib.txt", "lib v4\n", "lib v4")
+    return Upstream(nested, lib, nested_v1, nested_v2, lib_v1, lib_v2, lib_v3, lib_tip)
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_qola():
+    """Run the command line in-process and return exit code, stdout and stderr."""
+
+    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
+        runner = CliRunner()
+        old = Path.cwd()
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            res = runner.invoke(cli, list(args), env=env, catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        return Result(res.exit_code, res.stdout, res.stderr)
+
+    return run
