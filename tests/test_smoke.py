@@ -17,7 +17,8 @@ def test_checkout_then_noop(tmp_path, upstream, run_qola):
     project = init_repo(tmp_path / "project")
     manifest = write_manifest(
         project,
-        f'[deps.lib]\npath = "3rdparty/lib"\nurl = "{upstream.lib}"\ncommit = "{upstream.lib_v2}"\n',
+        f'[deps.lib]\npath = "3rdparty/lib"\nurl = "{upstream.lib}"\n'
+        f'commit = "{upstream.lib_v2}"\n',
     )
     res = run_qola("checkout", "-m", str(manifest))
     assert res.exit_code == 0, res.stderr
