@@ -408,8 +408,13 @@ def _path_key(dep: Dep) -> str:
 
 
 def _check_name(loader: _Loader, where: str, name: str) -> None:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        raise loader.fail(where, f"{name!r} is not a usable dependency name (letters, digits, ._-)")
+    # No dots: a name is a TOML key segment (deps.<name>.commit) and a CMake variable part.
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
+        raise loader.fail(
+            where,
+            f"{name!r} is not a usable dependency name",
+            "use letters, digits, '_' and '-', starting with a letter or digit",
+        )
 
 
 def _repository_top(folder: Path) -> Path:
