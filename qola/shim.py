@@ -111,6 +111,10 @@ class Shim(Mapping[str, str]):
     def _trust(self, values: list[str]) -> None:
         if self.mode != "scoped" or self.config is None or not values:
             return
+        if not self.config.parent.is_dir():
+            # Trusting nothing would surface later as a puzzling dubious-ownership error.
+            msg = f"the safe.directory shim {self.config} was already removed"
+            raise RuntimeError(msg)
         with self._lock, _file_lock(self.config.parent / _LOCK_NAME):
             # Another process (a --jobs worker) may have added values since:
             # merge with the file's list rather than overwrite it.
