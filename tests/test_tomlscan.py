@@ -9,12 +9,16 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qola.edit import set_pin
 from qola.tomlscan import string_values
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+OLD = "d32b0cb62ecc32bb1a858e8437d58eb9b3856af6"
+NEW = "9f1e2aa67f8c26740d2ff3b29471ccba68637198"
 
 # Keys and strings full of what trips a hand-written reader: quotes, escapes, brackets,
 # `#`, `=`, dots, newlines, non-ASCII.
@@ -94,3 +98,20 @@ def test_string_values_match_tomllib(data: dict[str, Any], multiline: bool) -> N
         assert tomllib.loads("k = " + span)["k"] == _lookup(data, value.path)
     found = {value.path for value in values if all(isinstance(p, str) for p in value.path)}
     assert _dict_strings(data) <= found
+
+
+@_SETTINGS
+@given(_DOCUMENT, _TEXT.filter(bool), st.booleans())
+def test_set_pin_changes_only_the_pin(extra: dict[str, Any], name: str, literal: bool) -> None:
+    # Unusable names are the loader's business; the editor must cope with any key.
+    data = {**extra, "deps": {name: {"commit": OLD}, "other": {"commit": OLD}}}
+    text = tomli_w.dumps(data)
+    if literal:
+        text = text.replace(f'"{OLD}"', f"'{OLD}'")
+    new_text = set_pin(text, f"deps.{name}.commit", NEW)
+    assert len(new_text) == len(text)
+    assert sum(a != b for a, b in zip(text, new_text)) <= len(NEW)
+    expected = {**extra, "deps": {name: {"commit": NEW}, "other": {"commit": OLD}}}
+    if name == "other":
+        expected["deps"] = {"other": {"commit": NEW}}
+    assert tomllib.loads(new_text) == expected
