@@ -86,7 +86,9 @@ def write_atomically(path: Path, new_text: str, expected_old: bytes) -> None:
 
 
 def _key_path(key: str, source: str) -> tuple[str, ...]:
-    """The TOML path of a Dep.key; a dependency's name may itself contain dots."""
+    """The TOML path of a Dep.key."""
+    # Split at the ends, not at every dot: the loader forbids dots in names today, but a
+    # quoted key may hold one, and it must not turn into a different path here.
     deps, commit = "deps.", ".commit"
     if key.startswith(deps) and key.endswith(commit) and len(key) > len(deps + commit):
         return ("deps", key[len(deps) : -len(commit)], "commit")

@@ -15,7 +15,7 @@ from qola.manifest import SCHEMA
 # Optional, not `X | None`: this alias is evaluated at run time, and Python 3.9 has no `|`.
 Submodule = tuple[str, str, Optional[str], str]
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # what manifest.load accepts
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # the rule of manifest._check_name
 _HEADER = "# Pins of this project's git dependencies; `qola bump NAME` moves one.\n"
 
 
@@ -26,8 +26,8 @@ def render_init(submodules: Sequence[Submodule]) -> str:
         if not _NAME.fullmatch(name):
             raise ManifestError(
                 path,
-                f"{name!r} is not a usable dependency name (letters, digits, ._-)",
-                "name it after the last component of its path",
+                f"{name!r} is not a usable dependency name",
+                "use letters, digits, '_' and '-', starting with a letter or digit",
             )
         if name in deps:
             raise ManifestError(

@@ -184,9 +184,9 @@ def test_set_pin_inline_table_form() -> None:
     )
 
 
-def test_set_pin_quoted_name_with_a_dot() -> None:
-    before = f'[deps."ck.tile"]\ncommit = "{OLD}"\n'
-    assert set_pin(before, "deps.ck.tile.commit", NEW) == f'[deps."ck.tile"]\ncommit = "{NEW}"\n'
+def test_set_pin_quoted_keys() -> None:
+    before = f'[deps."aiter"]\n"commit" = "{OLD}"\n'
+    assert set_pin(before, "deps.aiter.commit", NEW) == f'[deps."aiter"]\n"commit" = "{NEW}"\n'
 
 
 def test_set_pin_refuses_when_key_missing() -> None:
