@@ -47,7 +47,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     work = observe_local_work(runner, state, list(plan.moving_submodules), plan.move_head)
     if work:
         if not options.force:
-            raise _refusal(dep, work)
+            raise refusal(dep, work)
         outcome.notes.extend(_back_up(runner, plan, work))
     if plan.move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
@@ -181,7 +181,7 @@ def _update_submodules(runner: Runner, worktree: Path, dep: Dep, force: bool) ->
     )
 
 
-def _refusal(dep: Dep, work: LocalWork) -> RefusedError:
+def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
     lines += [f"  uncommitted: {item}" for item in work.dirty]
     lines += [f"  commit on no branch: {item}" for item in work.unsaved]

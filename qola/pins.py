@@ -52,4 +52,4 @@ def _resolve_one(manifest: Manifest, dep: Dep, runner: Runner) -> Dep:
             f"{dep.key}: cannot expand the abbreviated SHA {dep.commit!r} locally ({why})",
             f"write the full SHA, or run `qola freeze {dep.name}` in a checkout that has it",
         )
-    return dataclasses.replace(dep, commit=candidates.pop())
+    return dataclasses.replace(dep, commit=candidates.pop(), abbreviated_from=dep.commit)
