@@ -14,7 +14,7 @@ from qola.errors import GitError, UsageError
 from qola.git import Runner, command_error
 from qola.init_manifest import render_init
 from qola.manifest import Dep, Manifest
-from qola.observe import has_commit, head_sha
+from qola.observe import has_commit, head_sha, index_gitlinks
 
 _FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 LOG_LINES = 20  # the short log shown and put in the commit message
@@ -52,7 +52,15 @@ def resolve(runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: 
         return ref.lower()
     if offline:
         return _resolve_locally(runner, dep, worktree, ref or "HEAD")
-    where = worktree if gitfiles.git_dir(worktree) is not None else Path(tempfile.gettempdir())
+    if gitfiles.git_dir(worktree) is not None:
+        return _ls_remote(runner, dep, worktree, ref)
+    # No repository yet: run ls-remote in a new empty folder (never a shared one such
+    # as $TMPDIR, whose repository, if any, git would read config from).
+    with tempfile.TemporaryDirectory(prefix="qola-ls-remote-") as empty:
+        return _ls_remote(runner, dep, Path(empty), ref)
+
+
+def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> str:
     if ref is None:
         out = runner.run(
             where, "ls-remote", "--symref", "--end-of-options", dep.url, "HEAD",
@@ -186,15 +194,7 @@ def root_gitlink(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
     """The commit the root's index records at the dep's path, when it is a submodule."""
     if gitfiles.git_dir(manifest.root) is None:
         return None
-    out = runner.run(
-        manifest.root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", dep.path, check=False
-    )
-    for record in out.stdout.split("\0"):
-        meta, _, path = record.partition("\t")
-        fields = meta.split()
-        if path == dep.path and len(fields) >= 3 and fields[0] == "160000":
-            return fields[1]
-    return None
+    return index_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
 
 
 def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> None:
@@ -249,25 +249,21 @@ def current_head(runner: Runner, manifest: Manifest, dep: Dep) -> str:
 def init_text(runner: Runner, root: Path) -> str:
     """A new manifest pinning each of the root's submodules at its recorded gitlink."""
     try:
-        modules = gitconfig.submodules((root / ".gitmodules").read_text(encoding="utf-8"))
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+        modules = gitconfig.submodules(text)
     except OSError:
         modules = []
     if not modules:
         raise UsageError(str(root), "has no submodules to pin (no .gitmodules entries)",
                          "write qola.toml by hand; see manifests/full.toml")  # fmt: skip
-    out = runner.run(root, "ls-files", "-s", "-z", subject=str(root))
-    links = {}
-    for record in out.stdout.split("\0"):
-        meta, _, path = record.partition("\t")
-        fields = meta.split()
-        if len(fields) >= 2 and fields[0] == "160000":
-            links[path] = fields[1]
+    links = index_gitlinks(runner, root)
     entries = []
     for module in modules:
-        if module.path not in links:
+        link = links.get(module.path)
+        if link is None:
             continue
         name = re.sub(r"[^A-Za-z0-9_-]", "_", module.path.rsplit("/", 1)[-1]).lstrip("_-")
-        entries.append((name or "dep", module.path, None, links[module.path]))
+        entries.append((name or "dep", module.path, None, link))
     if not entries:
         raise UsageError(str(root), "none of the .gitmodules entries has a gitlink in the index")
     return render_init(entries)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from qola import __version__
-from qola.errors import EXIT_INTERRUPTED, QolaError
+from qola.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
 
 EXIT_CODES = """\b
 Exit codes:
@@ -106,6 +106,13 @@ def handle_errors(func: F) -> F:
         except QolaError as error:
             click.echo(error.render(), err=True)
             sys.exit(error.exit_code)
+        except UnicodeDecodeError as error:
+            click.echo(f"qola: cannot decode a file as UTF-8: {error.reason}", err=True)
+            sys.exit(EXIT_USAGE)
+        except OSError as error:
+            where = error.filename or "qola"
+            click.echo(f"qola: {where}: {error.strerror or error}", err=True)
+            sys.exit(EXIT_GIT)
         except KeyboardInterrupt:
             # Caught here: click's own handling would say "Aborted!" and exit 1.
             click.echo("qola: interrupted", err=True)
