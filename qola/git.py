@@ -62,6 +62,7 @@ class Runner:
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None
     log: list[str] = field(default_factory=list)
+    _version_checked: bool = False
 
     def run(
         self,
@@ -72,6 +73,10 @@ class Runner:
         network: bool = False,
     ) -> Output:
         """Run `git -C cwd args…`; a failure raises GitError naming the command."""
+        if not self._version_checked:
+            # Checked at the first git call, so the no-op path (no git at all) does not pay.
+            self._version_checked = True
+            check_version(self)
         command = ["git", "-C", str(cwd), *_HARDENING, *args]
         self.log.append(" ".join(["git", *args]))
         status, stdout, stderr = _execute(
@@ -104,9 +109,9 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
     return GitError(subject, f"`{shown}` failed with exit code {out.status}:\n{indented}", hint)
 
 
-def _execute(command: list[str], env: Mapping[str, str], timeout: float | None) -> tuple[
-    int, str, str
-]:
+def _execute(
+    command: list[str], env: Mapping[str, str], timeout: float | None
+) -> tuple[int, str, str]:
     from git.cmd import Git  # GitPython costs 100-300 ms to import: only when git must run
 
     kwargs: dict[str, Any] = {}

@@ -126,7 +126,7 @@ class _Loader:
             raise ManifestError(
                 str(self.path),
                 "declares no dependencies",
-                'add a [deps.<name>] table with path, url and commit',
+                "add a [deps.<name>] table with path, url and commit",
             )
         self._check_paths(deps, root)
         return Manifest(self.path, root, tuple(deps), tuple(self.warnings))
@@ -408,7 +408,7 @@ def _match_submodule(
         raise loader.fail(
             where,
             f"has no url and no submodule of the root is at {path!r}",
-            "add url = \"…\" or declare the submodule in .gitmodules",
+            'add url = "…" or declare the submodule in .gitmodules',
         )
     matches = [m for m in modules if m.name == name]
     if not matches:

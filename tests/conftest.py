@@ -24,7 +24,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _SESSION_HOME = Path(tempfile.mkdtemp(prefix="qola-test-home-"))
     gitconfig = _SESSION_HOME / "isolated.gitconfig"
     gitconfig.write_text(
-        "[protocol \"file\"]\n\tallow = always\n"
+        '[protocol "file"]\n\tallow = always\n'
         "[init]\n\tdefaultBranch = main\n"
         "[user]\n\tname = qola tests\n\temail = tests@qola.invalid\n"
         "[advice]\n\tdetachedHead = false\n"
@@ -85,8 +85,16 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Upstream:
 
     lib = init_repo(base / "lib")
     commit_file(lib, "README", "lib\n")
-    git(lib, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(nested),
-        "extern/nested")
+    git(
+        lib,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        str(nested),
+        "extern/nested",
+    )
     git(lib, "-C", "extern/nested", "checkout", "-q", nested_v1)
     git(lib, "add", "extern/nested")
     git(lib, "commit", "-q", "-m", "add nested at v1")

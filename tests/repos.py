@@ -10,9 +10,7 @@ from pathlib import Path
 
 def git(cwd: Path | str, *args: str, check: bool = True) -> str:
     """Run git in cwd and return its stripped stdout."""
-    proc = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(
             f"git {' '.join(args)} failed in {cwd} ({proc.returncode}):\n{proc.stderr}"

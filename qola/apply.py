@@ -1,0 +1,223 @@
+"""Carry out a plan with git: clone, fetch, protect local work, check out, update submodules."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qola import gitfiles
+from qola.errors import GitError, RefusedError
+from qola.git import Runner
+from qola.manifest import Dep
+from qola.observe import LocalWork, has_commit, observe_local_work
+from qola.plan import Plan
+
+PIN_REF = "refs/qola/pin"  # the commit qola checked out last: not someone's unsaved work
+BACKUP_PREFIX = "refs/qola/backup"
+
+
+@dataclass(frozen=True)
+class Options:
+    offline: bool = False
+    force: bool = False
+
+
+@dataclass
+class Outcome:
+    """What apply did to one dependency, for the summary and for -v."""
+
+    dep: Dep
+    actions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
+    """Bring one dependency to its pin; raise a QolaError when that cannot be done safely."""
+    outcome = Outcome(plan.state.dep)
+    if plan.is_noop:
+        return outcome
+    if plan.clone:
+        _clone(plan, runner, options, outcome)
+        return outcome
+    state = plan.state
+    dep = state.dep
+    work = observe_local_work(runner, state, list(plan.moving_submodules), plan.move_head)
+    if work:
+        if not options.force:
+            raise _refusal(dep, work)
+        outcome.notes.extend(_back_up(runner, plan, work))
+    if plan.move_head:
+        _ensure_commit(runner, state.worktree, dep, options, outcome)
+        _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, dep.commit)
+        force = ["--force"] if options.force else []
+        _run(runner, state.worktree, dep, "checkout", "-q", *force, "--detach", dep.commit)
+        outcome.actions.append(f"checked out {dep.commit[:12]}")
+    if plan.update_submodules:
+        _update_submodules(runner, state.worktree, dep, options.force)
+        outcome.actions.append("updated nested submodules")
+    return outcome
+
+
+def _run(runner: Runner, cwd: Path, dep: Dep, *args: str) -> str:
+    return runner.run(cwd, *args, subject=dep.name).stdout
+
+
+def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> None:
+    """Clone into a temporary sibling, then rename: a killed clone leaves no half-repo."""
+    dep = plan.state.dep
+    target = plan.state.worktree
+    if options.offline:
+        raise GitError(
+            dep.name,
+            f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
+            "run once without --offline, or point QOLA_SOURCE_DIR_"
+            f"{dep.name.upper()} at a local copy",
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.parent / f".{target.name}.qola-clone"
+    if temp.exists():
+        shutil.rmtree(temp)  # left by an interrupted run: redo it
+    temp.mkdir()
+    try:
+        _run(runner, temp, dep, "init", "-q")
+        _run(runner, temp, dep, "remote", "add", "--end-of-options", "origin", dep.url)
+        _fetch(runner, temp, dep, shallow=True, outcome=outcome)
+        _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, dep.commit)
+        _run(runner, temp, dep, "checkout", "-q", "--detach", dep.commit)
+        if dep.submodules:
+            _update_submodules(runner, temp, dep, force=False)
+        if target.exists():
+            target.rmdir()  # an empty folder, e.g. an uninitialised submodule of the root
+        os.replace(temp, target)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    outcome.actions.append(f"cloned {dep.url} at {dep.commit[:12]}")
+
+
+def _ensure_commit(
+    runner: Runner, worktree: Path, dep: Dep, options: Options, outcome: Outcome
+) -> None:
+    if has_commit(runner, worktree, dep.commit):
+        outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
+        return
+    if options.offline:
+        raise GitError(
+            dep.name,
+            f"commit {dep.commit} is not present locally and --offline forbids fetching it",
+            "run once without --offline",
+        )
+    gitdir = gitfiles.git_dir(worktree)
+    _fetch(
+        runner,
+        worktree,
+        dep,
+        shallow=gitdir is not None and gitfiles.is_shallow(gitdir),
+        outcome=outcome,
+    )
+
+
+def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Outcome) -> None:
+    """Fetch only the pinned commit; fall back to all branches and tags for servers that refuse."""
+    depth = ["--depth", "1"] if shallow else []
+    first = runner.run(
+        worktree,
+        "fetch",
+        "-q",
+        "--no-tags",
+        *depth,
+        "--end-of-options",
+        dep.url,
+        dep.commit,
+        check=False,
+        network=True,
+    )
+    if first.status == 0:
+        outcome.notes.append(f"fetched {dep.commit[:12]} by SHA{' (depth 1)' if shallow else ''}")
+        return
+    broad = runner.run(
+        worktree,
+        "fetch",
+        "-q",
+        "--end-of-options",
+        dep.url,
+        "+refs/heads/*:refs/remotes/origin/*",
+        "+refs/tags/*:refs/tags/*",
+        check=False,
+        network=True,
+    )
+    if broad.status != 0:
+        from qola.git import command_error
+
+        raise command_error(dep.name, ["fetch", dep.url], broad)
+    if not has_commit(runner, worktree, dep.commit):
+        raise GitError(
+            dep.name,
+            f"commit {dep.commit} does not exist in {dep.url}",
+            f"check the pin, or move it: qola bump {dep.name} --to REF",
+        )
+    outcome.notes.append(
+        f"the server refused to send {dep.commit[:12]} by SHA; fetched all branches and tags"
+    )
+
+
+def _update_submodules(runner: Runner, worktree: Path, dep: Dep, force: bool) -> None:
+    _run(runner, worktree, dep, "submodule", "sync", "-q", "--recursive")
+    extra = ["--force"] if force else []
+    _run(
+        runner,
+        worktree,
+        dep,
+        "submodule",
+        "update",
+        "-q",
+        "--init",
+        "--checkout",
+        "--recursive",
+        *extra,
+    )
+
+
+def _refusal(dep: Dep, work: LocalWork) -> RefusedError:
+    lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
+    lines += [f"  uncommitted: {item}" for item in work.dirty]
+    lines += [f"  commit on no branch: {item}" for item in work.unsaved]
+    lines.append("nothing was changed")
+    return RefusedError(
+        dep.name,
+        "\n".join(lines),
+        "commit or stash it, or run with --force to save it under "
+        f"{BACKUP_PREFIX}/{dep.name}/ and go on",
+    )
+
+
+def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
+    """Save local work under refs/qola/backup/ before --force moves anything; say how to restore."""
+    dep = plan.state.dep
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    notes = []
+    nested = [s.path for top in plan.state.submodules or () for s in top.walk() if s.head]
+    repos = [("", plan.state.worktree)] + [(sub, plan.state.worktree / sub) for sub in nested]
+    for sub, tree in repos:
+        if gitfiles.git_dir(tree) is None:
+            continue
+        ref = f"{BACKUP_PREFIX}/{dep.name}/{sub + '/' if sub else ''}{stamp}"
+        stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
+        head = runner.run(tree, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
+        label = f"{dep.path}/{sub}" if sub else dep.path
+        if stash:
+            runner.run(tree, "update-ref", ref, stash, subject=dep.name)
+            notes.append(
+                f"saved uncommitted changes of {label} as {ref}; "
+                f"restore with: git -C {tree} stash apply {ref}"
+            )
+        elif head and any(item.startswith(label + ": ") for item in work.unsaved):
+            runner.run(tree, "update-ref", ref, head, subject=dep.name)
+            notes.append(
+                f"saved the commits of {label} as {ref}; "
+                f"restore with: git -C {tree} switch -c rescued {ref}"
+            )
+    return notes

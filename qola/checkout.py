@@ -1,0 +1,75 @@
+"""The checkout command's engine: observe, plan, apply and check every dependency."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from qola.apply import Options, Outcome, apply
+from qola.errors import EXIT_MISMATCH, MismatchError, QolaError
+from qola.git import Runner
+from qola.manifest import Dep, Manifest
+from qola.observe import DepState, observe
+from qola.plan import make_plan
+
+
+@dataclass
+class Result:
+    """What happened to each dependency, and what failed."""
+
+    states: dict[str, DepState] = field(default_factory=dict)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    failures: dict[str, QolaError] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        """The most serious failure's code: refused 4, then git 3, then mismatch 1, then 2."""
+        codes = {error.exit_code for error in self.failures.values()}
+        for code in (4, 3, EXIT_MISMATCH, 2):
+            if code in codes:
+                return code
+        return 0
+
+
+def checkout(
+    manifest: Manifest,
+    deps: tuple[Dep, ...],
+    runner: Runner,
+    options: Options,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> Result:
+    """Bring each dependency to its pin; failures are collected, the others still run."""
+    result = Result()
+    for dep in deps:
+        try:
+            state = observe(manifest, dep, None)
+            if state.is_synced or state.overridden:
+                # The fast path every configure takes: files read, no git run.
+                result.states[dep.name] = state
+                continue
+            state = observe(manifest, dep, runner, write_cache=True)
+            plan = make_plan(state)
+            if not plan.is_noop:
+                progress(plan.describe())
+            result.outcomes[dep.name] = apply(plan, runner, options)
+            result.states[dep.name] = _check_commits(manifest, dep, runner)
+        except QolaError as error:
+            result.failures[dep.name] = error
+    return result
+
+
+def _check_commits(manifest: Manifest, dep: Dep, runner: Runner) -> DepState:
+    """The post-checkout verifier: HEAD and every nested submodule at the manifest's commits."""
+    state = observe(manifest, dep, runner, write_cache=True)
+    if not state.at_pin:
+        raise MismatchError(
+            dep.name, f"HEAD is {state.head or 'unreadable'} after checkout, not {dep.commit}"
+        )
+    if dep.submodules:
+        bad = [s for top in state.submodules or () for s in top.walk() if s.head != s.expected]
+        if state.submodules is None or bad:
+            detail = ", ".join(f"{s.path} at {s.head or 'uninitialised'}" for s in bad)
+            raise MismatchError(
+                dep.name, f"nested submodules are not at their gitlinks: {detail or 'unknown'}"
+            )
+    return state

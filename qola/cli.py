@@ -1,0 +1,257 @@
+"""The command line: the only module that imports click and the one place errors become exits."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from qola import __version__
+from qola.errors import EXIT_INTERRUPTED, QolaError
+
+EXIT_CODES = """\b
+Exit codes:
+  0    success; the tree matches the manifest
+  1    the tree does not match the manifest
+  2    bad command line or invalid manifest
+  3    a git operation failed (network, unknown commit, lock)
+  4    refused: local work would be lost; nothing was changed
+  130  interrupted
+"""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Common:
+    """The options every command that reads a manifest takes."""
+
+    manifest: Path
+    root: Path | None
+    safe_directory: str
+    verbose: bool
+    quiet: bool
+    names: tuple[str, ...]
+
+
+def common_options(func: F) -> F:
+    """Add -m/--manifest, --root, --safe-directory, -v, -q and NAME... to a command."""
+
+    @click.option(
+        "-m",
+        "--manifest",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default="qola.toml",
+        show_default=True,
+        envvar="QOLA_MANIFEST",
+        help="The manifest file (env QOLA_MANIFEST).",
+    )
+    @click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="QOLA_ROOT",
+        help="Folder the manifest's paths are relative to (env QOLA_ROOT). "
+        "Default: the top of the git repository holding the manifest.",
+    )
+    @click.option(
+        "--safe-directory",
+        type=click.Choice(["scoped", "all", "off"], case_sensitive=False),
+        default="scoped",
+        show_default=True,
+        envvar="QOLA_SAFE_DIRECTORY",
+        help="Which repositories git may trust when they belong to another user "
+        "(env QOLA_SAFE_DIRECTORY).",
+    )
+    @click.option("-v", "--verbose", is_flag=True, help="Say which path each step took.")
+    @click.option("-q", "--quiet", is_flag=True, help="Only errors and results.")
+    @click.argument("names", nargs=-1)
+    @functools.wraps(func)
+    def wrapper(
+        manifest: Path,
+        root: Path | None,
+        safe_directory: str,
+        verbose: bool,
+        quiet: bool,
+        names: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        common = Common(manifest, root, safe_directory.lower(), verbose, quiet, names)
+        return func(common, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def handle_errors(func: F) -> F:
+    """Turn QolaError and Ctrl-C into the documented message and exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except QolaError as error:
+            click.echo(error.render(), err=True)
+            sys.exit(error.exit_code)
+        except KeyboardInterrupt:
+            click.echo("qola: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="qola")
+def cli() -> None:
+    """Pin a CMake project's git dependencies to exact commits."""
+
+
+@dataclass
+class Session:
+    """A loaded manifest, the selected deps and a git runner, for one command."""
+
+    manifest: Any
+    deps: Any
+    runner: Any
+    common: Common
+
+    def note(self, message: str) -> None:
+        if not self.common.quiet:
+            click.echo(f"qola: {message}", err=True)
+
+    def debug(self, message: str) -> None:
+        if self.common.verbose:
+            click.echo(f"qola: {message}", err=True)
+
+
+@contextmanager
+def session(common: Common) -> Iterator[Session]:
+    """Load the manifest, select deps, and give a git runner for one command."""
+    from qola import git, manifest, pins
+
+    git.scrub_environment()
+    loaded = manifest.load(common.manifest, common.root)
+    runner = git.Runner()
+    sess = Session(loaded, loaded.select(common.names), runner, common)
+    for warning in loaded.warnings:
+        click.echo(f"qola: warning: {warning}", err=True)
+    sess.deps = pins.resolve(loaded, sess.deps, runner)
+    try:
+        yield sess
+    finally:
+        for line in runner.log:
+            sess.debug(f"ran: {line}")
+
+
+@cli.command(epilog=EXIT_CODES)
+@common_options
+@click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
+@click.option("--force", is_flag=True, help="Move dependencies even over local work (saved first).")
+@handle_errors
+def checkout(common: Common, offline: bool, force: bool) -> None:
+    """Bring every dependency (or NAMES) to its pinned commit."""
+    from qola.apply import Options
+    from qola.checkout import checkout as run_checkout
+
+    with session(common) as sess:
+        result = run_checkout(
+            sess.manifest, sess.deps, sess.runner, Options(offline, force), progress=sess.note
+        )
+        for dep in sess.deps:
+            outcome = result.outcomes.get(dep.name)
+            if outcome is not None:
+                for note in outcome.notes:
+                    (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
+            if dep.name in result.failures:
+                continue
+            what = "; ".join(outcome.actions) if outcome and outcome.actions else "up to date"
+            state = result.states.get(dep.name)
+            if state is not None and state.overridden:
+                what = f"overridden by {state.worktree}"
+            click.echo(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
+        for error in result.failures.values():
+            click.echo(error.render(), err=True)
+        if result.failures:
+            failed = ", ".join(result.failures)
+            click.echo(
+                f"qola: {len(result.failures)} of {len(sess.deps)} dependencies failed: {failed}",
+                err=True,
+            )
+        sys.exit(result.exit_code)
+
+
+@cli.command(epilog=EXIT_CODES)
+@common_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--strict", is_flag=True, help="Untracked files count as dirt too.")
+@handle_errors
+def verify(common: Common, fmt: str, strict: bool) -> None:
+    """Check, read-only and offline, that the tree matches the manifest."""
+    from qola import render
+    from qola.verify import verify as run_verify
+
+    with session(common) as sess:
+        report = run_verify(sess.manifest, sess.deps, sess.runner, strict)
+        click.echo(render.as_json(report) if fmt == "json" else render.text(report), nl=False)
+        sys.exit(0 if report.ok else 1)
+
+
+@cli.command(epilog=EXIT_CODES)
+@common_options
+@handle_errors
+def status(common: Common) -> None:
+    """One line per dependency: pin, HEAD, state, gitlink, dirt."""
+    from qola.verify import DIRTY, GITLINK
+    from qola.verify import verify as run_verify
+
+    with session(common) as sess:
+        report = run_verify(sess.manifest, sess.deps, sess.runner)
+        rows = [("NAME", "PATH", "PIN", "HEAD", "STATE", "GITLINK", "DIRTY")]
+        for dep in report.deps:
+            kinds = [p.kind for p in dep.problems]
+            state = next((k for k in kinds if k not in (DIRTY, GITLINK)), "ok")
+            rows.append(
+                (
+                    dep.dep.name,
+                    dep.path,
+                    dep.dep.commit[:12],
+                    dep.head[:12] if dep.head else "-",
+                    state,
+                    "differs" if GITLINK in kinds else "ok",
+                    "yes" if DIRTY in kinds else "no",
+                )
+            )
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        sys.exit(0 if report.ok else 1)
+
+
+@cli.command()
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+@handle_errors
+def demo(folder: Path | None) -> None:
+    """An offline walk-through on throwaway repositories, in FOLDER (default: a new temp folder)."""
+    from qola.demo import run
+
+    sys.exit(run(folder, echo=click.echo))
+
+
+def main() -> None:
+    """The console script."""
+    cli(prog_name="qola")
+
+
+if __name__ == "__main__":
+    main()

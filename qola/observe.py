@@ -1,0 +1,309 @@
+"""What is on disk for each dependency: HEADs, nested submodules, local work.
+
+`observe` reads files only (plus, once per new commit, a git call whose answer
+is remembered); `observe_local_work` runs git and is for the paths that move
+something.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qola import gitconfig, gitfiles
+from qola.git import Runner
+from qola.manifest import Dep, Manifest
+
+_GITLINK = re.compile(r"^160000 commit ([0-9a-f]+)\t(.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class Gitlink:
+    """A submodule recorded in a commit: its path, name and pinned commit."""
+
+    path: str
+    name: str
+    sha: str
+
+
+@dataclass(frozen=True)
+class SubmoduleState:
+    """A nested submodule against the gitlink its parent's commit records."""
+
+    path: str  # relative to the dependency's work tree
+    expected: str
+    head: str | None  # None: not initialised
+    children: tuple[SubmoduleState, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.head == self.expected and all(c.ok for c in self.children)
+
+    def walk(self) -> list[SubmoduleState]:
+        """This submodule and every one below it."""
+        out = [self]
+        for child in self.children:
+            out.extend(child.walk())
+        return out
+
+
+@dataclass(frozen=True)
+class DepState:
+    """One dependency as found on disk."""
+
+    dep: Dep
+    worktree: Path
+    exists: bool  # the folder exists and is not empty
+    gitdir: Path | None
+    head: str | None
+    branch: str | None
+    submodules: tuple[SubmoduleState, ...] | None  # against HEAD's gitlinks; None: unknown
+    overridden: bool = False
+
+    @property
+    def is_repo(self) -> bool:
+        return self.gitdir is not None
+
+    @property
+    def at_pin(self) -> bool:
+        return self.head is not None and self.head == self.dep.commit
+
+    @property
+    def is_synced(self) -> bool:
+        """HEAD is the pin and every nested submodule is at its gitlink: nothing to do."""
+        if not self.at_pin:
+            return False
+        if not self.dep.submodules:
+            return True
+        return self.submodules is not None and all(s.ok for s in self.submodules)
+
+
+@dataclass
+class LocalWork:
+    """Work in a dependency that moving it would lose."""
+
+    dirty: list[str] = field(default_factory=list)  # "path: file" of modified tracked files
+    unsaved: list[str] = field(default_factory=list)  # "path: sha subject" of unreachable commits
+
+    def __bool__(self) -> bool:
+        return bool(self.dirty or self.unsaved)
+
+
+def override_dir(name: str) -> Path | None:
+    """The QOLA_SOURCE_DIR_<NAME> folder for a dependency, when one is set."""
+    value = os.environ.get(override_variable(name))
+    return Path(os.path.abspath(value)) if value else None
+
+
+def override_variable(name: str) -> str:
+    return "QOLA_SOURCE_DIR_" + re.sub(r"[^A-Za-z0-9_]", "_", name).upper()
+
+
+def observe(
+    manifest: Manifest, dep: Dep, runner: Runner | None, write_cache: bool = False
+) -> DepState:
+    """The dependency's state, read from its files (git runs only for an unseen commit)."""
+    override = override_dir(dep.name)
+    worktree = override or manifest.root / dep.path
+    gitdir = gitfiles.git_dir(worktree)
+    exists = gitfiles.is_populated(worktree)
+    if gitdir is None:
+        return DepState(dep, worktree, exists, None, None, None, None, override is not None)
+    head, branch = gitfiles.read_head(gitdir)
+    if head is None and runner is not None:
+        head = head_sha(runner, worktree)
+    submodules = None
+    if dep.submodules and head is not None and runner is not None:
+        submodules = submodule_states(runner, worktree, gitdir, head, write_cache)
+    elif dep.submodules and head is not None:
+        submodules = _cached_submodule_states(worktree, gitdir, head)
+    return DepState(dep, worktree, exists, gitdir, head, branch, submodules, override is not None)
+
+
+def head_sha(runner: Runner, worktree: Path) -> str | None:
+    """HEAD's commit as git says (for HEADs the files alone cannot answer)."""
+    out = runner.run(worktree, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+    sha = out.stdout.strip()
+    return sha if out.status == 0 and sha else None
+
+
+def gitlinks(
+    runner: Runner | None, worktree: Path, gitdir: Path, sha: str, write_cache: bool
+) -> list[Gitlink] | None:
+    """The submodules a commit records; remembered per commit, since that never changes."""
+    cached = gitfiles.read_commit_cache(gitdir, sha)
+    if cached is not None and isinstance(cached.get("gitlinks"), list):
+        return [Gitlink(*item) for item in cached["gitlinks"]]  # type: ignore[attr-defined]
+    if runner is None:
+        return None
+    out = runner.run(worktree, "ls-tree", "-r", "-z", "--end-of-options", sha, check=False)
+    if out.status != 0:
+        return None
+    links: dict[str, str] = {}
+    for record in out.stdout.split("\0"):
+        match = _GITLINK.match(record)
+        if match:
+            links[match.group(2)] = match.group(1)
+    result: list[Gitlink] = []
+    if links:
+        spec = f"{sha}:.gitmodules"
+        blob = runner.run(worktree, "cat-file", "blob", "--end-of-options", spec, check=False)
+        modules = gitconfig.submodules(blob.stdout) if blob.status == 0 else []
+        by_path = {m.path: m for m in modules}
+        for path, link_sha in sorted(links.items()):
+            module = by_path.get(path)
+            # git submodule update skips these too: no .gitmodules entry, or update = none.
+            if module is None or module.update == "none":
+                continue
+            result.append(Gitlink(path, module.name, link_sha))
+    if write_cache:
+        data = [[g.path, g.name, g.sha] for g in result]
+        gitfiles.write_commit_cache(gitdir, sha, {"gitlinks": data})
+    return result
+
+
+def submodule_states(
+    runner: Runner | None, worktree: Path, gitdir: Path, sha: str, write_cache: bool
+) -> tuple[SubmoduleState, ...] | None:
+    """Every nested submodule below worktree against the gitlinks of commit sha."""
+    links = gitlinks(runner, worktree, gitdir, sha, write_cache)
+    if links is None:
+        return None
+    states = []
+    for link in links:
+        sub_tree = worktree / link.path
+        sub_gitdir = gitfiles.git_dir(sub_tree)
+        head = None
+        children: tuple[SubmoduleState, ...] = ()
+        if sub_gitdir is not None:
+            head, _ = gitfiles.read_head(sub_gitdir)
+            if head is None and runner is not None:
+                head = head_sha(runner, sub_tree)
+            if head is not None:
+                found = submodule_states(runner, sub_tree, sub_gitdir, head, write_cache)
+                if found is None:
+                    return None
+                children = tuple(
+                    SubmoduleState(f"{link.path}/{c.path}", c.expected, c.head, c.children)
+                    for c in found
+                )
+        states.append(SubmoduleState(link.path, link.sha, head, children))
+    return tuple(states)
+
+
+def _cached_submodule_states(
+    worktree: Path, gitdir: Path, sha: str
+) -> tuple[SubmoduleState, ...] | None:
+    return submodule_states(None, worktree, gitdir, sha, write_cache=False)
+
+
+def has_commit(runner: Runner, worktree: Path, sha: str) -> bool:
+    """True when the commit is in the repository's object store."""
+    out = runner.run(
+        worktree, "cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", check=False
+    )
+    return out.status == 0
+
+
+def observe_local_work(
+    runner: Runner, state: DepState, moving: list[str], head_moves: bool
+) -> LocalWork:
+    """What moving the dependency (and the nested submodules in `moving`) would lose."""
+    work = LocalWork()
+    for entry in status(runner, state.worktree, state.dep.name, untracked=False):
+        if not entry.modified:
+            continue  # a nested submodule at another commit: moving it is the point
+        path = entry.path
+        if head_moves or any(_overlaps(path, m) for m in moving):
+            kind = "modified content in submodule" if entry.is_submodule else "modified"
+            work.dirty.append(f"{state.dep.path}/{path} ({kind})")
+    if head_moves and state.head is not None:
+        work.unsaved.extend(_unsaved(runner, state.worktree, state.dep.path))
+    for sub in moving:
+        sub_tree = state.worktree / sub
+        if gitfiles.git_dir(sub_tree) is not None:
+            work.unsaved.extend(_unsaved(runner, sub_tree, f"{state.dep.path}/{sub}"))
+    return work
+
+
+@dataclass(frozen=True)
+class StatusEntry:
+    """One line of `git status --porcelain=v2`: a changed path, maybe a nested submodule."""
+
+    path: str
+    is_submodule: bool = False
+    modified: bool = True  # tracked changes (for a submodule: inside it)
+    untracked: bool = False  # an untracked file (for a submodule: inside it)
+
+
+def status(runner: Runner, worktree: Path, subject: str, untracked: bool) -> list[StatusEntry]:
+    """Changed paths in a work tree and, recursively, its nested submodules; writes nothing."""
+    out = runner.run(
+        worktree,
+        "--no-optional-locks",  # a read must not refresh (rewrite) the index
+        "status",
+        "--porcelain=v2",
+        "-z",
+        f"--untracked-files={'all' if untracked else 'no'}",
+        "--ignore-submodules=none",
+        subject=subject,
+    )
+    return parse_status(out.stdout)
+
+
+def parse_status(text: str) -> list[StatusEntry]:
+    """Entries of `status --porcelain=v2 -z` output."""
+    entries = []
+    records = text.split("\0")
+    i = 0
+    while i < len(records):
+        record = records[i]
+        i += 1
+        if not record:
+            continue
+        kind = record[0]
+        if kind == "?":
+            entries.append(StatusEntry(record[2:], modified=False, untracked=True))
+            continue
+        fields = record.split(" ")
+        if kind == "1" and len(fields) >= 9:
+            path = record.split(" ", 8)[8]
+        elif kind == "2" and len(fields) >= 10:
+            path = record.split(" ", 9)[9]
+            i += 1  # the original path follows in its own record
+        elif kind == "u" and len(fields) >= 11:
+            path = record.split(" ", 10)[10]
+        else:
+            continue
+        sub = fields[2]
+        if sub.startswith("S"):
+            entries.append(StatusEntry(path, True, sub[2] == "M", sub[3] == "U"))
+        else:
+            entries.append(StatusEntry(path))
+    return entries
+
+
+def _overlaps(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def _unsaved(runner: Runner, worktree: Path, label: str) -> list[str]:
+    """Commits on HEAD that no branch, tag, remote-tracking or qola ref contains."""
+    out = runner.run(
+        worktree,
+        "log",
+        "--format=%h %s",
+        "HEAD",
+        "--not",
+        "--branches",
+        "--tags",
+        "--remotes",
+        "--glob=refs/qola/*",
+        "--",
+        check=False,
+    )
+    if out.status != 0:
+        return []
+    return [f"{label}: {line}" for line in out.stdout.splitlines() if line.strip()]

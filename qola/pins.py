@@ -1,0 +1,55 @@
+"""Expand the abbreviated SHAs that legacy `[qola] <name>_commit` manifests may carry."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from qola import gitfiles
+from qola.errors import ManifestError
+from qola.git import Runner
+from qola.manifest import Dep, Manifest
+
+
+def resolve(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> tuple[Dep, ...]:
+    """The deps with abbreviated pins expanded locally (root gitlink, else the dep's repo)."""
+    return tuple(_resolve_one(manifest, dep, runner) if dep.is_abbreviated else dep for dep in deps)
+
+
+def _resolve_one(manifest: Manifest, dep: Dep, runner: Runner) -> Dep:
+    candidates = set()
+    if gitfiles.git_dir(manifest.root) is not None:
+        out = runner.run(
+            manifest.root,
+            "--literal-pathspecs",
+            "ls-files",
+            "-s",
+            "-z",
+            "--",
+            dep.path,
+            check=False,
+        )
+        for record in out.stdout.split("\0"):
+            fields = record.split()
+            if len(fields) >= 2 and fields[0] == "160000" and fields[1].startswith(dep.commit):
+                candidates.add(fields[1])
+    worktree = manifest.root / dep.path
+    if not candidates and gitfiles.git_dir(worktree) is not None:
+        out = runner.run(
+            worktree,
+            "rev-parse",
+            "--verify",
+            "-q",
+            "--end-of-options",
+            f"{dep.commit}^{{commit}}",
+            check=False,
+        )
+        if out.status == 0 and out.stdout.strip():
+            candidates.add(out.stdout.strip())
+    if len(candidates) != 1:
+        why = "ambiguous" if candidates else "not in the root's gitlink nor in the checkout"
+        raise ManifestError(
+            f"{manifest.path}:{dep.line}" if dep.line else str(manifest.path),
+            f"{dep.key}: cannot expand the abbreviated SHA {dep.commit!r} locally ({why})",
+            f"write the full SHA, or run `qola freeze {dep.name}` in a checkout that has it",
+        )
+    return dataclasses.replace(dep, commit=candidates.pop())

@@ -1,0 +1,61 @@
+"""What each dependency needs, decided from what was observed. Pure: no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qola.errors import RefusedError
+from qola.observe import DepState
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The steps one dependency needs; all False means nothing to do."""
+
+    state: DepState
+    clone: bool = False
+    move_head: bool = False
+    moving_submodules: tuple[str, ...] = ()  # nested paths not at their gitlinks
+    update_submodules: bool = False
+
+    @property
+    def is_noop(self) -> bool:
+        return not (self.clone or self.move_head or self.update_submodules)
+
+    def describe(self) -> str:
+        """One line saying what will happen, for people."""
+        dep = self.state.dep
+        short = dep.commit[:12]
+        if self.is_noop:
+            return f"{dep.name}: at {short}, nothing to do"
+        if self.clone:
+            return f"{dep.name}: clone {dep.url} at {short} into {dep.path}"
+        if self.move_head:
+            old = (self.state.head or "unknown")[:12]
+            return f"{dep.name}: move {dep.path} from {old} to {short}"
+        return f"{dep.name}: update nested submodules ({', '.join(self.moving_submodules)})"
+
+
+def make_plan(state: DepState) -> Plan:
+    """Decide the steps for one dependency."""
+    dep = state.dep
+    if state.overridden:
+        return Plan(state)
+    if not state.is_repo:
+        if state.exists:
+            raise RefusedError(
+                dep.name,
+                f"{state.worktree} exists and is not a git repository; nothing was changed",
+                "move its contents away (or delete the folder) and run qola again",
+            )
+        return Plan(state, clone=True, update_submodules=dep.submodules)
+    if state.is_synced:
+        return Plan(state)
+    moving = tuple(
+        s.path for top in (state.submodules or ()) for s in top.walk() if s.head != s.expected
+    )
+    if not state.at_pin:
+        return Plan(
+            state, move_head=True, moving_submodules=moving, update_submodules=dep.submodules
+        )
+    return Plan(state, moving_submodules=moving, update_submodules=True)
