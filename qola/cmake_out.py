@@ -143,12 +143,13 @@ def configure_depends(manifest: Manifest, deps: Sequence[Result]) -> list[Path]:
 
 
 def cmake_dir() -> Path:
-    """The folder that holds QoLAConfig.cmake (installed: qola/cmake; source: cmake/)."""
-    candidates: list[Path] = []
+    """The folder that holds QoLAConfig.cmake (source checkout: cmake/; installed: qola/cmake)."""
+    # The source layout first: a qola imported from a checkout must use that
+    # checkout's module, even when another qola is installed in editable mode.
+    candidates = [Path(__file__).resolve().parent.parent / "cmake"]
     spec = importlib.util.find_spec("qola.cmake")
     if spec is not None and spec.submodule_search_locations:
         candidates += [Path(p) for p in spec.submodule_search_locations]
-    candidates.append(Path(__file__).resolve().parent.parent / "cmake")
     for folder in candidates:
         if (folder / "QoLAConfig.cmake").is_file():
             return folder
