@@ -47,7 +47,9 @@ def checkout(
                 # The fast path every configure takes: files read, no git run.
                 result.states[dep.name] = state
                 continue
-            state = observe(manifest, dep, runner, write_cache=True)
+            # The cache is written only for commits qola itself put in place (below),
+            # so a refused checkout leaves the disk exactly as it was.
+            state = observe(manifest, dep, runner)
             plan = make_plan(state)
             if not plan.is_noop:
                 progress(plan.describe())

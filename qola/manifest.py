@@ -27,6 +27,9 @@ _HELPER_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?[^/:\s]+:(?!//)")
 _ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file")
+_ALLOWED_URLS = "https://, http://, ssh://, git://, file://, user@host:path or a local path"
+# tomllib (and tomli) end their messages with the position; only Python 3.14 adds attributes.
+_TOML_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -87,12 +90,33 @@ def load(path: Path, root: Path | None = None) -> Manifest:
         raise ManifestError(str(path), f"cannot read the manifest: {exc.strerror}") from None
     try:
         text = raw.decode("utf-8")
-        data = tomllib.loads(text)
     except UnicodeDecodeError as exc:
         raise ManifestError(str(path), f"not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ManifestError(str(path), f"invalid TOML: {exc}") from None
+        at, problem = _toml_error(text, exc)
+        raise ManifestError(
+            f"{path}:{at}" if at else str(path),
+            f"invalid TOML: {problem}",
+            "fix the syntax there; the manifest is TOML (https://toml.io)",
+        ) from None
     return _Loader(path, text, data, root).load()
+
+
+def _toml_error(text: str, exc: ValueError) -> tuple[str, str]:
+    """("line:column", problem) of a TOML syntax error, from tomllib's message."""
+    message = str(exc)
+    found = _TOML_AT.search(message)
+    if not found:
+        return "", message
+    problem = message[: found.start()]
+    if found.group(1):
+        return f"{found.group(1)}:{found.group(2)}", problem
+    body = text.rstrip()
+    line = body.count("\n") + 1
+    column = len(body) - body.rfind("\n")
+    return f"{line}:{column}", f"{problem} at the end of the file"
 
 
 class _Loader:
@@ -104,9 +128,12 @@ class _Loader:
         self.warnings: list[str] = []
 
     def fail(self, where: str, problem: str, hint: str | None = None) -> ManifestError:
+        return ManifestError(self.at(where), f"{where}: {problem}", hint)
+
+    def at(self, where: str) -> str:
+        """`<file>:<line>` of a key, or the file alone when the line is unknown."""
         line = _find_line(self.text, where)
-        at = f"{self.path}:{line}" if line else str(self.path)
-        return ManifestError(at, f"{where}: {problem}", hint)
+        return f"{self.path}:{line}" if line else str(self.path)
 
     def load(self) -> Manifest:
         qola = self.data.get("qola", {})
@@ -118,7 +145,11 @@ class _Loader:
         deps: list[Dep] = []
         tables = self.data.get("deps", {})
         if not isinstance(tables, dict):
-            raise self.fail("deps", "must be a table of [deps.<name>] tables")
+            raise self.fail(
+                "deps",
+                "must be a table of [deps.<name>] tables",
+                "write each dependency as a [deps.<name>] table with path, url and commit",
+            )
         for name, table in tables.items():
             deps.append(self._dep(name, table, root, modules))
         deps.extend(self._legacy_deps(qola, root, modules, {d.name for d in deps}))
@@ -146,7 +177,9 @@ class _Loader:
         if self.root_arg is not None:
             root = Path(os.path.abspath(self.root_arg))
             if not root.is_dir():
-                raise ManifestError(str(root), "the root folder does not exist", "check --root")
+                raise ManifestError(
+                    str(root), "the root folder does not exist", "check --root (or QOLA_ROOT)"
+                )
             return root
         if "root" in qola:
             value = qola["root"]
@@ -154,7 +187,11 @@ class _Loader:
                 raise self.fail("qola.root", "must be a non-empty string")
             root = Path(os.path.abspath(self.path.parent / value))
             if not root.is_dir():
-                raise self.fail("qola.root", f"{root} is not a folder")
+                raise self.fail(
+                    "qola.root",
+                    f"{root} is not a folder",
+                    f"[qola] root is relative to the manifest's folder, {self.path.parent}",
+                )
             return root
         return _repository_top(self.path.parent)
 
@@ -215,7 +252,7 @@ class _Loader:
         modules: list[gitconfig.Submodule],
         taken: set[str],
     ) -> list[Dep]:
-        deps = []
+        deps: list[Dep] = []
         patches_dir = qola.get("patches_dir")
         if patches_dir is not None:
             if not isinstance(patches_dir, str):
@@ -227,9 +264,14 @@ class _Loader:
             name = key[: -len("_commit")]
             where = f"qola.{key}"
             if name in taken:
-                raise self.fail(where, f"dependency {name!r} is also declared as [deps.{name}]")
+                raise self.fail(
+                    where,
+                    f"dependency {name!r} is also declared as [deps.{name}]",
+                    f"keep one: remove {key} or the [deps.{name}] table",
+                )
             if not isinstance(value, str):
                 raise self.fail(where, f"must be a string, not {value!r}")
+            _check_name(self, where, name)
             commit = self._commit(where, name, value, legacy=True)
             module = _match_submodule(self, where, name, None, modules)
             if not module.url:
@@ -248,6 +290,14 @@ class _Loader:
                     line=_find_line(self.text, where),
                 )
             )
+        if patches_dir is not None and len(deps) > 1:
+            # One folder cannot be the patch series of several repositories.
+            raise self.fail(
+                "qola.patches_dir",
+                f"is one patch folder but [qola] pins {len(deps)} dependencies "
+                f"({', '.join(d.name for d in deps)})",
+                'declare them as [deps.<name>] tables, each with its own patches = "…"',
+            )
         return deps
 
     def _commit(self, where: str, name: str, value: str, legacy: bool) -> str:
@@ -256,7 +306,7 @@ class _Loader:
             return commit
         if legacy and _ABBREV_SHA.match(commit):
             self.warnings.append(
-                f"{self.path}: {where}: abbreviated SHA {commit!r}; "
+                f"{self.at(where)}: {where}: abbreviated SHA {commit!r}; "
                 f"`qola freeze {name}` writes it in full"
             )
             return commit
@@ -267,42 +317,60 @@ class _Loader:
         raise self.fail(where, problem, f"qola bump {name} --to {value.strip() or 'REF'}")
 
     def _path(self, where: str, value: str, root: Path) -> str:
-        if not value or _CONTROL.search(value):
-            raise self.fail(where, f"{value!r} is not a usable path (empty or control characters)")
-        if value.startswith("/") or "\\" in value or re.match(r"^[A-Za-z]:", value):
-            raise self.fail(where, f"{value!r} is absolute", "paths are relative to the root")
+        plain = 'write a relative path such as "3rdparty/aiter"'
+        if not value:
+            raise self.fail(where, "is empty", plain)
+        if _CONTROL.search(value):
+            raise self.fail(where, f"{value!r} contains control characters", plain)
+        if "\\" in value:
+            raise self.fail(where, f"{value!r} contains '\\'", "separate folders with '/'")
+        if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
+            raise self.fail(
+                where, f"{value!r} is absolute", f"paths are relative to the root, {root}"
+            )
         parts = PurePosixPath(value).parts
         if ".." in parts:
             raise self.fail(where, f"{value!r} contains '..'", "paths must stay inside the root")
         if any(part.lower() == ".git" for part in parts):
-            raise self.fail(where, f"{value!r} has a .git component")
+            raise self.fail(
+                where, f"{value!r} has a .git component", "git's own folders are off limits"
+            )
         norm = str(PurePosixPath(*[p for p in parts if p != "."])) if parts else ""
         if norm in ("", "."):
-            raise self.fail(where, f"{value!r} is the root itself")
+            raise self.fail(
+                where, f"{value!r} is the root itself", "give it a folder below the root"
+            )
         real_root = os.path.realpath(root)
         real = os.path.realpath(root / norm)
         if os.path.commonpath([real_root, real]) != real_root:
-            raise self.fail(where, f"{value!r} leaves the root through a symlink ({real})")
+            raise self.fail(
+                where,
+                f"{value!r} leaves the root through a symlink (to {real})",
+                f"paths must stay inside the root, {real_root}",
+            )
         return norm
 
     def _url(self, where: str, value: str, root: Path) -> str:
+        allowed = f"use {_ALLOWED_URLS}"
         if not value or _CONTROL.search(value) or value != value.strip():
-            raise self.fail(where, f"{value!r} is not a usable URL")
-        if value.startswith("-"):
-            raise self.fail(where, f"{value!r} starts with '-'", "git would read it as an option")
-        if _HELPER_TRANSPORT.match(value):
             raise self.fail(
                 where,
-                f"{value!r} uses a '<helper>::' transport, which can run commands",
-                f"use one of: {', '.join(_ALLOWED_SCHEMES)}",
+                f"{value!r} is not a usable URL (empty, blanks or control characters)",
+                allowed,
+            )
+        if value.startswith("-"):
+            raise self.fail(
+                where, f"{value!r} starts with '-', which git would read as an option", allowed
+            )
+        if _HELPER_TRANSPORT.match(value):
+            raise self.fail(
+                where, f"{value!r} uses a '<helper>::' transport, which can run commands", allowed
             )
         scheme = _SCHEME.match(value)
         if scheme:
             if scheme.group(1).lower() not in _ALLOWED_SCHEMES:
                 raise self.fail(
-                    where,
-                    f"{value!r}: scheme {scheme.group(1)!r} is not allowed",
-                    f"use one of: {', '.join(_ALLOWED_SCHEMES)}",
+                    where, f"{value!r}: scheme {scheme.group(1)!r} is not allowed", allowed
                 )
             return value
         if value.startswith(("./", "../")) or value in (".", ".."):
@@ -318,23 +386,35 @@ class _Loader:
         for dep in deps:
             if dep.path in seen:
                 raise self.fail(
-                    dep.key,
+                    _path_key(dep),
                     f"{dep.name} and {seen[dep.path].name} have the same path {dep.path!r}",
+                    "give each dependency its own folder",
                 )
             seen[dep.path] = dep
         for dep in deps:
             for other in deps:
                 if other is not dep and dep.path.startswith(other.path + "/"):
                     raise self.fail(
-                        dep.key,
+                        _path_key(dep),
                         f"{dep.name} at {dep.path!r} is inside {other.name} at {other.path!r}",
-                        "a dependency's own submodules follow its pin; list them in neither",
+                        "give each dependency its own folder; a dependency's own submodules "
+                        "follow its pin and need no entry",
                     )
 
 
+def _path_key(dep: Dep) -> str:
+    """Where a dep's path comes from: deps.<name>.path, or the legacy <name>_commit key."""
+    return f"deps.{dep.name}.path" if dep.key == f"deps.{dep.name}.commit" else dep.key
+
+
 def _check_name(loader: _Loader, where: str, name: str) -> None:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        raise loader.fail(where, f"{name!r} is not a usable dependency name (letters, digits, ._-)")
+    # No dots: a name is a TOML key segment (deps.<name>.commit) and a CMake variable part.
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
+        raise loader.fail(
+            where,
+            f"{name!r} is not a usable dependency name",
+            "use letters, digits, '_' and '-', starting with a letter or digit",
+        )
 
 
 def _repository_top(folder: Path) -> Path:
@@ -384,7 +464,8 @@ def _relative_url(base: str, rel: str) -> str:
     while parts and parts[0] in (".", ".."):
         if parts.pop(0) == "..":
             cut = max(base.rfind("/"), base.rfind(":"))
-            base = base[:cut] if cut > 0 else base
+            # host:repo.git + ../x.git is host:x.git, as git says: keep an scp-like colon.
+            base = base[: cut + (base[cut] == ":")] if cut > 0 else base
     joined = base + ("/" if not base.endswith(":") else "") + "/".join(parts)
     return joined if _SCHEME.match(joined) or _SCP_LIKE.match(joined) else os.path.normpath(joined)
 
@@ -420,7 +501,11 @@ def _match_submodule(
         problem = f"no submodule of the root matches {name!r} (candidates: {candidates})"
     else:
         problem = f"more than one submodule matches {name!r} (candidates: {candidates})"
-    raise loader.fail(where, problem, 'give path = "…" (and url = "…") explicitly')
+    if where.startswith("qola."):
+        hint = f'declare it as a [deps.{name}] table with path = "…" and url = "…"'
+    else:
+        hint = 'give path = "…" (and url = "…") explicitly'
+    raise loader.fail(where, problem, hint)
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str | None:
@@ -429,20 +514,27 @@ def _did_you_mean(word: str, choices: list[str]) -> str | None:
 
 
 def _find_line(text: str, dotted: str) -> int | None:
-    """The line of a key like deps.aiter.commit or qola.aiter_commit (best effort)."""
+    """The line of a key like deps.aiter.commit or qola.aiter_commit (best effort).
+
+    A key the file does not spell out (a path taken from .gitmodules) falls back to the
+    header of its table.
+    """
     *table_parts, key = dotted.split(".")
     table = ".".join(table_parts)
     current = ""
-    table_line = None
+    own_header = parent_header = None
     key_re = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
-        header = re.match(r"^\[\s*([^\[\]]+?)\s*\]", stripped)
+        # [table] and [[array.of.tables]] (e.g. the [[modules]] of TE manifests) alike.
+        header = re.match(r"^\[\[?\s*([^\[\]]+?)\s*\]", stripped)
         if header:
             current = re.sub(r"\s*\.\s*", ".", header.group(1).replace('"', "").replace("'", ""))
-            if current == dotted:
-                table_line = number
+            if current == dotted and own_header is None:
+                own_header = number
+            if current == table and parent_header is None:
+                parent_header = number
             continue
         if current == table and key_re.match(line):
             return number
-    return table_line
+    return own_header or parent_header

@@ -11,8 +11,6 @@ import pytest
 from click.testing import CliRunner
 from repos import commit_file, git, head, init_repo
 
-from qola.cli import cli
-
 _SESSION_HOME: Path | None = None
 
 
@@ -122,6 +120,10 @@ class Result:
 def run_qola():
     """Run the command line in-process and return exit code, stdout and stderr."""
 
+    # Imported here, not at the top, so that test modules of the other
+    # modules run on branches where cli.py does not exist yet.
+    from qola.cli import cli
+
     def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
         runner = CliRunner()
         old = Path.cwd()
@@ -134,3 +136,77 @@ def run_qola():
         return Result(res.exit_code, res.stdout, res.stderr)
 
     return run
+
+
+@dataclass(frozen=True)
+class Project:
+    """A superproject whose qola.toml pins `lib` (at 3rdparty/lib) from the upstream."""
+
+    root: Path
+    manifest: Path
+
+    @property
+    def lib(self) -> Path:
+        return self.root / "3rdparty" / "lib"
+
+    @property
+    def nested(self) -> Path:
+        return self.lib / "extern" / "nested"
+
+    def set_pin(self, old: str, new: str) -> None:
+        self.manifest.write_text(self.manifest.read_text().replace(old, new))
+
+
+def manifest_text(upstream: Upstream, pin: str, extra: str = "") -> str:
+    return (
+        "# the project's pins\n"
+        "[deps.lib]\n"
+        'path = "3rdparty/lib"\n'
+        f'url = "{upstream.lib}"\n'
+        f'commit = "{pin}"  # lib v2\n'
+        'track = "main"\n'
+        f"{extra}"
+    )
+
+
+@pytest.fixture
+def make_project(tmp_path: Path, upstream: Upstream):
+    """A new superproject (a git repository) with a manifest; nothing checked out."""
+
+    def make(pin: str | None = None, extra: str = "", name: str = "project") -> Project:
+        root = init_repo(tmp_path / name)
+        manifest = root / "qola.toml"
+        manifest.write_text(manifest_text(upstream, pin or upstream.lib_v2, extra))
+        (root / ".gitignore").write_text("/3rdparty/\n")
+        git(root, "add", "qola.toml", ".gitignore")
+        git(root, "commit", "-q", "-m", "pins")
+        return Project(root, manifest)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def _synced_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
+    root = init_repo(tmp_path_factory.mktemp("template") / "project")
+    (root / "qola.toml").write_text(manifest_text(upstream, upstream.lib_v2))
+    (root / ".gitignore").write_text("/3rdparty/\n")
+    git(root, "add", "qola.toml", ".gitignore")
+    git(root, "commit", "-q", "-m", "pins")
+    res = CliRunner().invoke(cli, ["checkout", "-q", "-m", str(root / "qola.toml")])
+    assert res.exit_code == 0, res.output
+    return root
+
+
+@pytest.fixture
+def pinned_clean(tmp_path: Path, _synced_template: Path) -> Project:
+    """A superproject with lib checked out at its pin, nested submodule included."""
+    root = tmp_path / "project"
+    shutil.copytree(_synced_template, root, symlinks=True)
+    return Project(root, root / "qola.toml")
+
+
+@pytest.fixture
+def behind_pin(pinned_clean: Project, upstream: Upstream) -> Project:
+    """lib is checked out at v2 but the manifest pins main's tip, which is not fetched yet."""
+    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_tip)
+    return pinned_clean

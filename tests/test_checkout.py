@@ -1,0 +1,329 @@
+"""`qola checkout`: clone, fetch, move, protect local work, and the no-op."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from repos import commit_file, git, head, snapshot
+
+
+def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstream, run_qola):
+    project = make_project()
+    res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(project.lib) == upstream.lib_v2
+    assert head(project.nested) == upstream.nested_v2
+    assert (
+        res.stdout == f"lib 3rdparty/lib {upstream.lib_v2[:12]} cloned {upstream.lib} at "
+        f"{upstream.lib_v2[:12]}\n"
+    )
+    # Only the pinned commit was fetched, by SHA, one commit deep.
+    assert "fetched" in res.stderr and "by SHA (depth 1)" in res.stderr
+    assert git(project.lib, "rev-list", "--count", "HEAD") == "1"
+    assert not list(project.lib.parent.glob(".*qola-clone"))
+
+
+def test_checkout_noop_runs_no_git_and_changes_nothing(pinned_clean, tmp_path):
+    """With git removed from PATH, a pinned tree still checks out: the no-op reads files only."""
+    before = snapshot(pinned_clean.root)
+    bindir = tmp_path / "bin-without-git"
+    bindir.mkdir()
+    env = {**os.environ, "PATH": str(bindir)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "qola.cli", "checkout", "--manifest", str(pinned_clean.manifest)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith("up to date\n")
+    assert proc.stderr == ""
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_checkout_behind_pin_fetches_pin_and_moves_nested(behind_pin, upstream, run_qola):
+    assert git(behind_pin.lib, "cat-file", "-t", upstream.lib_tip, check=False) == ""
+    res = run_qola("checkout", "-v", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(behind_pin.lib) == upstream.lib_tip
+    assert head(behind_pin.nested) == upstream.nested_v2
+    assert f"fetched {upstream.lib_tip[:12]} by SHA" in res.stderr
+
+
+def test_checkout_pin_present_locally_does_not_fetch(pinned_clean, upstream, run_qola, tmp_path):
+    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v1)
+    git(pinned_clean.lib, "fetch", "-q", "--unshallow", str(upstream.lib))
+    # Take the upstream away: a fetch now would fail.
+    moved = tmp_path / "elsewhere"
+    shutil.move(str(upstream.lib), moved)
+    try:
+        res = run_qola("checkout", "-v", "-m", str(pinned_clean.manifest))
+    finally:
+        shutil.move(str(moved), upstream.lib)
+    assert res.exit_code == 0, res.stderr
+    assert head(pinned_clean.lib) == upstream.lib_v1
+    assert head(pinned_clean.nested) == upstream.nested_v1
+    assert "present locally: no fetch" in res.stderr
+
+
+def test_checkout_server_refusing_sha_falls_back_to_branches(
+    make_project, upstream, run_qola, monkeypatch
+):
+    # Protocol v0 without allowAnySHA1InWant refuses a SHA that is no branch tip.
+    for key, value in {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "protocol.version",
+        "GIT_CONFIG_VALUE_0": "0",
+    }.items():
+        monkeypatch.setenv(key, value)
+    project = make_project(pin=upstream.lib_v1)
+    res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(project.lib) == upstream.lib_v1
+    assert "refused to send" in res.stderr
+
+
+def test_checkout_dirty_dep_refuses_and_changes_nothing(behind_pin, run_qola):
+    (behind_pin.lib / "lib.txt").write_text("my local edit\n")
+    before = snapshot(behind_pin.root)
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 4
+    assert "qola: lib: moving 3rdparty/lib to" in res.stderr
+    assert "  uncommitted: 3rdparty/lib/lib.txt (modified)" in res.stderr
+    assert "nothing was changed" in res.stderr
+    assert "hint: commit or stash it, or run with --force" in res.stderr
+    assert snapshot(behind_pin.root) == before
+
+
+def test_checkout_dirty_nested_submodule_refuses(behind_pin, run_qola):
+    (behind_pin.nested / "nested.txt").write_text("edit in nested\n")
+    before = snapshot(behind_pin.root)
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 4
+    assert "3rdparty/lib/extern/nested (modified content in submodule)" in res.stderr
+    assert snapshot(behind_pin.root) == before
+
+
+def test_checkout_unsaved_commit_refuses_and_changes_nothing(behind_pin, run_qola):
+    sha = commit_file(behind_pin.lib, "mine.txt", "work\n", "my unsaved work")
+    before = snapshot(behind_pin.root)
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 4
+    assert f"  commit on no branch: 3rdparty/lib: {sha[:7]} my unsaved work" in res.stderr
+    assert snapshot(behind_pin.root) == before
+
+
+def test_checkout_force_saves_dirty_work_and_restores(behind_pin, upstream, run_qola):
+    (behind_pin.lib / "lib.txt").write_text("my local edit\n")
+    res = run_qola("checkout", "--force", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(behind_pin.lib) == upstream.lib_tip
+    assert (behind_pin.lib / "lib.txt").read_text() == "lib v4\n"
+    refs = git(behind_pin.lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/")
+    assert refs.startswith("refs/qola/backup/lib/")
+    assert f"restore with: git -C {behind_pin.lib} stash apply {refs}" in res.stderr
+    # The saved work really comes back.
+    git(behind_pin.lib, "checkout", "-q", "--detach", upstream.lib_v2)
+    git(behind_pin.lib, "stash", "apply", "-q", refs)
+    assert (behind_pin.lib / "lib.txt").read_text() == "my local edit\n"
+
+
+def test_checkout_force_saves_unsaved_commits(behind_pin, upstream, run_qola):
+    sha = commit_file(behind_pin.lib, "mine.txt", "work\n", "my unsaved work")
+    res = run_qola("checkout", "--force", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(behind_pin.lib) == upstream.lib_tip
+    refs = git(
+        behind_pin.lib, "for-each-ref", "--format=%(refname) %(objectname)", "refs/qola/backup/"
+    )
+    assert refs.endswith(" " + sha)
+    assert "saved the commits of 3rdparty/lib" in res.stderr
+
+
+def test_checkout_dirty_at_pin_is_left_alone(pinned_clean, run_qola):
+    (pinned_clean.lib / "lib.txt").write_text("my local edit\n")
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0
+    assert (pinned_clean.lib / "lib.txt").read_text() == "my local edit\n"
+
+
+def test_checkout_offline_missing_commit_fails_and_changes_nothing(behind_pin, upstream, run_qola):
+    before = snapshot(behind_pin.root)
+    res = run_qola("checkout", "--offline", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 3
+    assert (
+        f"qola: lib: commit {upstream.lib_tip} is not present locally and --offline forbids "
+        "fetching it\nhint: run once without --offline\n"
+    ) in res.stderr
+    assert snapshot(behind_pin.root) == before
+
+
+def test_checkout_offline_env_var_is_honoured(behind_pin, run_qola):
+    res = run_qola("checkout", "-m", str(behind_pin.manifest), env={"QOLA_OFFLINE": "1"})
+    assert res.exit_code == 3
+    assert "--offline forbids" in res.stderr
+
+
+def test_checkout_offline_missing_dep_fails_without_creating_it(make_project, run_qola):
+    project = make_project()
+    res = run_qola("checkout", "--offline", "-m", str(project.manifest))
+    assert res.exit_code == 3
+    assert "qola: lib: 3rdparty/lib is not checked out and --offline forbids fetching" in res.stderr
+    assert not (project.root / "3rdparty").exists()
+
+
+def test_checkout_unknown_commit_fails_and_leaves_nothing(make_project, run_qola):
+    project = make_project(pin="0123456789abcdef0123456789abcdef01234567")
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 3
+    assert (
+        "qola: lib: commit 0123456789abcdef0123456789abcdef01234567 does not exist in"
+    ) in res.stderr
+    assert "hint: check the pin, or move it: qola bump lib --to REF" in res.stderr
+    assert list((project.root / "3rdparty").iterdir()) == []
+
+
+def test_checkout_unreachable_url_names_command_and_git_error(
+    make_project, upstream, run_qola, tmp_path
+):
+    project = make_project()
+    text = project.manifest.read_text()
+    project.manifest.write_text(text.replace(str(upstream.lib), f"{tmp_path}/no-such-repo"))
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 3
+    assert f"qola: lib: `git fetch {tmp_path}/no-such-repo` failed with exit code" in res.stderr
+    assert "does not appear to be a git repository" in res.stderr
+
+
+def test_checkout_collects_failures_and_still_runs_the_others(make_project, upstream, run_qola):
+    extra = (
+        "\n[deps.broken]\n"
+        'path = "3rdparty/broken"\n'
+        f'url = "{upstream.lib}"\n'
+        'commit = "0123456789abcdef0123456789abcdef01234567"\n'
+    )
+    project = make_project(extra=extra)
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 3
+    assert head(project.lib) == upstream.lib_v2
+    assert "qola: 1 of 2 dependencies failed: broken" in res.stderr
+
+
+def test_checkout_path_exists_not_repo_refuses_and_changes_nothing(make_project, run_qola):
+    project = make_project()
+    project.lib.mkdir(parents=True)
+    (project.lib / "notes.txt").write_text("someone's files\n")
+    before = snapshot(project.root)
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 4
+    assert f"qola: lib: {project.lib} exists and is not a git repository" in res.stderr
+    assert snapshot(project.root) == before
+
+
+def test_checkout_redoes_clone_left_by_interrupted_run(make_project, upstream, run_qola):
+    project = make_project()
+    leftover = project.root / "3rdparty" / ".lib.qola-clone"
+    leftover.mkdir(parents=True)
+    (leftover / "half-written").write_text("x")
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(project.lib) == upstream.lib_v2
+    assert not leftover.exists()
+
+
+def test_checkout_moved_nested_submodule_is_restored(pinned_clean, upstream, run_qola):
+    git(pinned_clean.nested, "checkout", "-q", upstream.nested_v1)
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(pinned_clean.nested) == upstream.nested_v2
+    assert "updated nested submodules" in res.stdout
+
+
+def test_checkout_nested_local_commit_refuses(pinned_clean, run_qola):
+    sha = commit_file(pinned_clean.nested, "mine.txt", "x\n", "nested work")
+    before = snapshot(pinned_clean.root)
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 4
+    assert f"commit on no branch: 3rdparty/lib/extern/nested: {sha[:7]} nested work" in res.stderr
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_checkout_deinitialised_nested_submodule_is_initialised(pinned_clean, upstream, run_qola):
+    git(pinned_clean.lib, "submodule", "deinit", "-q", "--force", "extern/nested")
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(pinned_clean.nested) == upstream.nested_v2
+
+
+def test_checkout_submodules_false_leaves_nested_alone(make_project, run_qola):
+    project = make_project(extra="submodules = false\n")
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert list(project.nested.iterdir()) == []
+
+
+def test_checkout_branch_at_pin_is_a_noop(pinned_clean, upstream, run_qola):
+    git(pinned_clean.lib, "switch", "-q", "-c", "work")
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0
+    assert git(pinned_clean.lib, "symbolic-ref", "HEAD") == "refs/heads/work"
+    assert head(pinned_clean.lib) == upstream.lib_v2
+
+
+def test_checkout_override_uses_folder_as_is(make_project, pinned_clean, run_qola):
+    project = make_project(name="other")
+    res = run_qola(
+        "checkout",
+        "-m",
+        str(project.manifest),
+        env={"QOLA_SOURCE_DIR_LIB": str(pinned_clean.lib)},
+    )
+    assert res.exit_code == 0
+    assert f"overridden by {pinned_clean.lib}" in res.stdout
+    assert not (project.root / "3rdparty").exists()
+
+
+def test_checkout_selected_names_only(make_project, upstream, run_qola):
+    extra = (
+        f'\n[deps.other]\npath = "3rdparty/other"\nurl = "{upstream.nested}"\n'
+        f'commit = "{upstream.nested_v1}"\n'
+    )
+    project = make_project(extra=extra)
+    res = run_qola("checkout", "-m", str(project.manifest), "other")
+    assert res.exit_code == 0, res.stderr
+    assert head(project.root / "3rdparty/other") == upstream.nested_v1
+    assert not project.lib.exists()
+
+
+def test_checkout_hooks_in_dependency_never_run(behind_pin, run_qola, tmp_path):
+    marker = tmp_path / "hook-ran"
+    hooks = Path(git(behind_pin.lib, "rev-parse", "--git-path", "hooks"))
+    hook = (behind_pin.lib / hooks) if not hooks.is_absolute() else hooks
+    hook.mkdir(parents=True, exist_ok=True)
+    (hook / "post-checkout").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (hook / "post-checkout").chmod(0o755)
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert not marker.exists()
+
+
+def test_checkout_of_root_submodule_initialised_by_git(tmp_path, upstream, run_qola):
+    """A dep that `git submodule update --init` set up (gitdir in the root's .git/modules)."""
+    root = tmp_path / "super"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "submodule", "add", "-q", str(upstream.lib), "3rdparty/lib")
+    git(root, "-C", "3rdparty/lib", "checkout", "-q", upstream.lib_v2)
+    git(root, "add", "3rdparty/lib")
+    git(root, "submodule", "update", "-q", "--init", "--recursive")
+    git(root, "commit", "-q", "-am", "add lib")
+    (root / "qola.toml").write_text(f'[qola]\nlib_commit = "{upstream.lib_v2[:10]}"\n')
+    res = run_qola("checkout", "-m", str(root / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    assert "abbreviated SHA" in res.stderr
+    assert res.stdout == f"lib 3rdparty/lib {upstream.lib_v2[:12]} up to date\n"

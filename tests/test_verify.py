@@ -1,0 +1,240 @@
+"""`qola verify`: read-only, offline, and never green for a tree that differs from the manifest."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from repos import commit_file, git, snapshot
+
+
+def verify(run_qola, project, *args):
+    return run_qola("verify", "--format", "json", "-m", str(project.manifest), *args)
+
+
+def kinds(res) -> list[str]:
+    return [p["kind"] for dep in json.loads(res.stdout)["deps"] for p in dep["problems"]]
+
+
+def test_verify_synced_tree_passes_and_writes_nothing(pinned_clean, run_qola):
+    before = snapshot(pinned_clean.root)
+    res = verify(run_qola, pinned_clean)
+    assert res.exit_code == 0, res.stdout
+    doc = json.loads(res.stdout)
+    assert doc["schema"] == 1 and doc["ok"] is True
+    [dep] = doc["deps"]
+    assert dep["name"] == "lib" and dep["path"] == "3rdparty/lib" and dep["problems"] == []
+    assert dep["head"] == dep["pinned"]
+    assert dep["submodules"][0]["path"] == "extern/nested" and dep["submodules"][0]["ok"]
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_verify_text_format(pinned_clean, upstream, run_qola):
+    res = run_qola("verify", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0
+    short = upstream.lib_v2[:12]
+    assert res.stdout == (
+        f"ok   lib 3rdparty/lib pinned {short} head {short}\n1 dependencies match the manifest\n"
+    )
+
+
+def test_verify_untracked_file_passes_without_strict(pinned_clean, run_qola):
+    (pinned_clean.lib / "build.log").write_text("x")
+    assert verify(run_qola, pinned_clean).exit_code == 0
+
+
+def test_verify_branch_at_pin_passes(pinned_clean, run_qola):
+    git(pinned_clean.lib, "switch", "-q", "-c", "work")
+    assert verify(run_qola, pinned_clean).exit_code == 0
+
+
+# Every way we found to make the tree differ from the manifest, with the kind verify must name.
+def _modified_file(p, u):
+    (p.lib / "lib.txt").write_text("edited\n")
+
+
+def _staged_change(p, u):
+    (p.lib / "lib.txt").write_text("staged\n")
+    git(p.lib, "add", "lib.txt")
+
+
+def _deleted_file(p, u):
+    (p.lib / "lib.txt").unlink()
+
+
+def _new_staged_file(p, u):
+    (p.lib / "new.txt").write_text("x")
+    git(p.lib, "add", "new.txt")
+
+
+def _mode_change(p, u):
+    (p.lib / "lib.txt").chmod(0o755)
+
+
+def _nested_modified(p, u):
+    (p.nested / "nested.txt").write_text("edited\n")
+
+
+def _nested_moved(p, u):
+    git(p.nested, "checkout", "-q", u.nested_v1)
+
+
+def _nested_deinit(p, u):
+    git(p.lib, "submodule", "deinit", "-q", "--force", "extern/nested")
+
+
+def _nested_local_commit(p, u):
+    commit_file(p.nested, "x.txt", "x\n", "nested local commit")
+
+
+def _extra_local_commit(p, u):
+    commit_file(p.lib, "x.txt", "x\n", "local commit")
+
+
+def _other_commit_detached(p, u):
+    git(p.lib, "fetch", "-q", "--unshallow", str(u.lib))
+    git(p.lib, "checkout", "-q", "--detach", u.lib_v1)
+
+
+def _branch_at_other_commit(p, u):
+    _extra_local_commit(p, u)
+    git(p.lib, "switch", "-q", "-c", "feature")
+
+
+def _dep_deleted(p, u):
+    shutil.rmtree(p.lib)
+
+
+def _dep_replaced_by_folder(p, u):
+    shutil.rmtree(p.lib)
+    p.lib.mkdir()
+    (p.lib / "lib.txt").write_text("lib v2\n")
+
+
+def _dep_empty_folder(p, u):
+    shutil.rmtree(p.lib)
+    p.lib.mkdir()
+
+
+def _pin_changed_in_manifest(p, u):
+    p.set_pin(u.lib_v2, u.lib_tip)
+
+
+MUTATIONS = {
+    "modified-file": (_modified_file, "dirty", ()),
+    "staged-change": (_staged_change, "dirty", ()),
+    "deleted-file": (_deleted_file, "dirty", ()),
+    "new-staged-file": (_new_staged_file, "dirty", ()),
+    "mode-change": (_mode_change, "dirty", ()),
+    "nested-modified": (_nested_modified, "dirty", ()),
+    "nested-moved": (_nested_moved, "submodule", ()),
+    "nested-deinit": (_nested_deinit, "submodule", ()),
+    "nested-local-commit": (_nested_local_commit, "submodule", ()),
+    "extra-local-commit": (_extra_local_commit, "wrong-commit", ()),
+    "other-commit-detached": (_other_commit_detached, "wrong-commit", ()),
+    "branch-at-other-commit": (_branch_at_other_commit, "wrong-commit", ()),
+    "dep-deleted": (_dep_deleted, "missing", ()),
+    "dep-replaced-by-folder": (_dep_replaced_by_folder, "missing", ()),
+    "dep-empty-folder": (_dep_empty_folder, "missing", ()),
+    "pin-changed": (_pin_changed_in_manifest, "wrong-commit", ()),
+    "untracked-strict": (lambda p, u: (p.lib / "new.txt").write_text("x"), "dirty", ("--strict",)),
+    "nested-untracked-strict": (
+        lambda p, u: (p.nested / "new.txt").write_text("x"),
+        "dirty",
+        ("--strict",),
+    ),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_verify_catches_mutation(mutation, pinned_clean, upstream, run_qola):
+    mutate, kind, args = MUTATIONS[mutation]
+    mutate(pinned_clean, upstream)
+    before = snapshot(pinned_clean.root)
+    res = verify(run_qola, pinned_clean, *args)
+    assert res.exit_code == 1, res.stdout
+    doc = json.loads(res.stdout)
+    assert doc["ok"] is False and doc["deps"][0]["ok"] is False
+    assert kind in kinds(res)
+    assert snapshot(pinned_clean.root) == before  # read-only, even when failing
+    text = run_qola("verify", "-m", str(pinned_clean.manifest), *args)
+    assert text.exit_code == 1
+    assert text.stdout.startswith("FAIL lib ")
+    assert f"     {kind}: " in text.stdout
+
+
+@pytest.fixture
+def root_submodule_project(tmp_path, upstream, run_qola):
+    """The dep is a submodule of the root, pinned by the legacy form, checked out by qola."""
+    root = tmp_path / "super"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "submodule", "add", "-q", str(upstream.lib), "3rdparty/lib")
+    git(root, "-C", "3rdparty/lib", "checkout", "-q", upstream.lib_v2)
+    git(root, "add", "3rdparty/lib")
+    (root / "qola.toml").write_text(f'[qola]\nnamespace = "te"\nlib_commit = "{upstream.lib_v2}"\n')
+    git(root, "add", "qola.toml")
+    git(root, "commit", "-q", "-m", "pin lib")
+    assert run_qola("checkout", "-m", str(root / "qola.toml")).exit_code == 0
+    return root
+
+
+def test_verify_root_submodule_in_agreement_passes(root_submodule_project, run_qola):
+    res = run_qola("verify", "-m", str(root_submodule_project / "qola.toml"))
+    assert res.exit_code == 0, res.stdout
+
+
+def test_verify_gitlink_staged_differently_is_caught(root_submodule_project, upstream, run_qola):
+    root = root_submodule_project
+    git(root, "update-index", "--cacheinfo", f"160000,{upstream.lib_tip},3rdparty/lib")
+    res = run_qola("verify", "--format", "json", "-m", str(root / "qola.toml"))
+    assert res.exit_code == 1
+    assert kinds(res) == ["gitlink"]
+
+
+def test_verify_gitlink_committed_differently_is_caught(root_submodule_project, upstream, run_qola):
+    root = root_submodule_project
+    git(root, "update-index", "--cacheinfo", f"160000,{upstream.lib_tip},3rdparty/lib")
+    git(root, "commit", "-q", "-m", "move gitlink only")
+    res = run_qola("verify", "-m", str(root / "qola.toml"))
+    assert res.exit_code == 1
+    assert (
+        f"     gitlink: the root records 3rdparty/lib at {upstream.lib_tip[:12]} but the "
+        f"manifest pins {upstream.lib_v2[:12]}\n"
+    ) in res.stdout
+
+
+def test_verify_never_fetches(behind_pin, upstream, run_qola, tmp_path):
+    """The pin is not present locally: verify reports it and does not go looking for it."""
+    before = snapshot(behind_pin.root)
+    res = verify(run_qola, behind_pin)
+    assert res.exit_code == 1
+    assert kinds(res) == ["wrong-commit"]
+    assert git(behind_pin.lib, "cat-file", "-t", upstream.lib_tip, check=False) == ""
+    assert snapshot(behind_pin.root) == before
+
+
+def test_verify_overridden_dep_is_reported_not_failed(pinned_clean, make_project, run_qola):
+    project = make_project(name="other")
+    res = run_qola(
+        "verify",
+        "--format",
+        "json",
+        "-m",
+        str(project.manifest),
+        env={"QOLA_SOURCE_DIR_LIB": str(pinned_clean.lib)},
+    )
+    assert res.exit_code == 0
+    assert kinds(res) == ["overridden"]
+
+
+def test_status_lists_each_dep(pinned_clean, upstream, run_qola):
+    (pinned_clean.lib / "lib.txt").write_text("edited\n")
+    res = run_qola("status", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 1
+    short = upstream.lib_v2[:12]
+    assert res.stdout == (
+        "NAME  PATH          PIN           HEAD          STATE  GITLINK  DIRTY\n"
+        f"lib   3rdparty/lib  {short}  {short}  ok     ok       yes\n"
+    )
