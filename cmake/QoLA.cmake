@@ -569,8 +569,12 @@ function(_qola_run python manifest results overrides)
   _qola_exit_meaning(meaning "${status}")
   set(hint "")
   if(status EQUAL 4)
-    set(hint "Commit or stash that work, or configure with -DQOLA_FORCE=ON: qola then "
-      "saves it under refs/qola/backup/ before moving the dependency.\n")
+    list(JOIN ARGN " " once)
+    string(REPLACE " --cmake-out \"${results}\"" "" once "${once}")
+    string(REPLACE " --cmake-out ${results}" "" once "${once}")
+    string(CONCAT hint "Commit or stash that work. Or let qola save it under refs/qola/backup/ and "
+      "move on, once:\n    ${once} --force\n"
+      "or on every configure: -DQOLA_FORCE=ON (it stays in the cache until set OFF).\n")
   endif()
   _qola_indent(shown "${output}")
   list(JOIN ARGN " " command)

@@ -357,6 +357,66 @@ def test_reconfigure_after_nested_submodule_moved_by_hand_runs_qola_and_restores
     assert head(nested) == upstream.nested_v1
 
 
+def make_patch(tmp_path: Path, upstream: Upstream, name: str, text: str) -> str:
+    """A format-patch that writes file `name` in lib, made on a throwaway clone at lib_v1."""
+    work = tmp_path / f"patch-work-{len(list(tmp_path.glob('patch-work-*')))}"
+    git(tmp_path, "clone", "-q", str(upstream.lib), str(work))
+    git(work, "checkout", "-q", "--detach", upstream.lib_v1)
+    (work / name).write_text(text)
+    git(work, "add", name)
+    git(work, "commit", "-q", "-m", f"{name}: {text.strip()}")
+    return git(work, "format-patch", "-1", "--stdout") + "\n"
+
+
+def test_patch_file_edit_or_addition_reruns_configure_on_build(
+    consumer: Consumer, upstream: Upstream, tmp_path: Path
+) -> None:
+    patches = consumer.src / "patches"
+    patches.mkdir()
+    (patches / "0001-readme.patch").write_text(
+        make_patch(tmp_path, upstream, "README", "patched once\n")
+    )
+    consumer.manifest.write_text(
+        manifest_text(upstream.lib, upstream.lib_v1) + 'patches = "patches"\n'
+    )
+    consumer.configure()
+    consumer.build_()
+
+    (patches / "0001-readme.patch").write_text(
+        make_patch(tmp_path, upstream, "README", "patched twice\n")
+    )
+    consumer.build_()
+    assert len(consumer.configure_log()) == 2
+
+    (patches / "0002-more.patch").write_text(make_patch(tmp_path, upstream, "EXTRA", "another\n"))
+    consumer.build_()
+    assert len(consumer.configure_log()) == 3
+    consumer.build_()
+    assert len(consumer.configure_log()) == 3
+
+
+def test_local_work_stops_configure_with_force_hint_and_qola_force_moves_on(
+    consumer: Consumer, upstream: Upstream
+) -> None:
+    consumer.configure()
+    (consumer.lib / "README").write_text("my work\n")
+    consumer.pin(upstream.lib, upstream.lib_v2)
+
+    refused = consumer.configure(check=False)
+
+    assert refused.returncode != 0
+    message = flat(refused.stderr)
+    assert f"qola: {consumer.manifest}: checkout failed (exit 4: refused: local work" in message
+    assert "or on every configure: -DQOLA_FORCE=ON" in message
+    assert head(consumer.lib) == upstream.lib_v1
+    assert (consumer.lib / "README").read_text() == "my work\n"
+
+    consumer.configure("-DQOLA_FORCE=ON")
+
+    assert head(consumer.lib) == upstream.lib_v2
+    assert git(consumer.lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/")
+
+
 def test_source_dir_cache_variable_uses_folder_as_is(
     consumer: Consumer, upstream: Upstream, tmp_path: Path
 ) -> None:
