@@ -182,10 +182,12 @@ def _stamp(manifest: Manifest, deps: Sequence[Result]) -> list[str] | None:
     GLOB_RECURSE lists them). Every repository HEAD must be detached: a
     symbolic HEAD can move without its file changing.
     """
+    version = Path(__file__).with_name("__init__.py")  # another qola may decide otherwise
     entries: list[tuple[Path, str]] = [
+        (version, _expect(version)),
         (manifest.path, _expect(manifest.path)),
         (manifest.root / ".gitmodules", _expect(manifest.root / ".gitmodules")),
-        (manifest.root / ".git", _expect(manifest.root / ".git")),
+        *_root_lookup_entries(manifest.path.parent),
     ]
     by_name = {dep.name: dep for dep in manifest.deps}
     for result in deps:
@@ -210,6 +212,17 @@ def _stamp(manifest: Manifest, deps: Sequence[Result]) -> list[str] | None:
             return None
         flat += [posix, expectation]
     return flat
+
+
+def _root_lookup_entries(folder: Path) -> list[tuple[Path, str]]:
+    """The `.git` of each folder the default root lookup visits: one appearing moves the root."""
+    entries = []
+    for current in [folder, *folder.parents]:
+        expectation = _expect(current / ".git")
+        entries.append((current / ".git", expectation))
+        if expectation != "missing":
+            break
+    return entries
 
 
 def _repository_entries(worktree: Path, recurse: bool) -> list[tuple[Path, str]] | None:
