@@ -40,9 +40,16 @@ class Common:
     names: tuple[str, ...]
 
 
-def common_options(func: F) -> F:
-    """Add -m/--manifest, --root, --safe-directory, -v, -q and NAME... to a command."""
+def common_options(names: bool = True) -> Callable[[F], F]:
+    """Add -m/--manifest, --root, --safe-directory, -v, -q (and NAME...) to a command."""
 
+    def decorate(func: F) -> F:
+        return _common_options(func, names)
+
+    return decorate
+
+
+def _common_options(func: F, with_names: bool) -> F:
     @click.option(
         "-m",
         "--manifest",
@@ -70,7 +77,6 @@ def common_options(func: F) -> F:
     )
     @click.option("-v", "--verbose", is_flag=True, help="Say which path each step took.")
     @click.option("-q", "--quiet", is_flag=True, help="Only errors and results.")
-    @click.argument("names", nargs=-1)
     @functools.wraps(func)
     def wrapper(
         manifest: Path,
@@ -78,12 +84,14 @@ def common_options(func: F) -> F:
         safe_directory: str,
         verbose: bool,
         quiet: bool,
-        names: tuple[str, ...],
+        names: tuple[str, ...] = (),
         **kwargs: Any,
     ) -> Any:
         common = Common(manifest, root, safe_directory.lower(), verbose, quiet, names)
         return func(common, **kwargs)
 
+    if with_names:
+        return click.argument("names", nargs=-1)(wrapper)  # type: ignore[return-value]
     return wrapper  # type: ignore[return-value]
 
 
@@ -98,6 +106,7 @@ def handle_errors(func: F) -> F:
             click.echo(error.render(), err=True)
             sys.exit(error.exit_code)
         except KeyboardInterrupt:
+            # Caught here: click's own handling would say "Aborted!" and exit 1.
             click.echo("qola: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
 
@@ -118,6 +127,7 @@ class Session:
     deps: Any
     runner: Any
     common: Common
+    env: Any  # the shim: git's environment overlay
 
     def note(self, message: str) -> None:
         if not self.common.quiet:
@@ -130,25 +140,35 @@ class Session:
 
 @contextmanager
 def session(common: Common) -> Iterator[Session]:
-    """Load the manifest, select deps, and give a git runner for one command."""
+    """Load the manifest, select deps, and run git under the safe.directory shim."""
     from qola import git, manifest, pins
+    from qola.shim import install_signal_handlers, shim
 
     git.scrub_environment()
     loaded = manifest.load(common.manifest, common.root)
-    runner = git.Runner()
-    sess = Session(loaded, loaded.select(common.names), runner, common)
-    for warning in loaded.warnings:
-        click.echo(f"qola: warning: {warning}", err=True)
-    sess.deps = pins.resolve(loaded, sess.deps, runner)
+    deps = loaded.select(common.names)
+    restore_signals = install_signal_handlers()
     try:
-        yield sess
+        with shim(common.safe_directory, [loaded.root]) as env:
+            for dep in deps:
+                env.add_clone_source(dep.url, loaded.root)
+            # The shim trusts each repository at the moment qola first runs git in it.
+            runner = git.Runner(env=env, trust=lambda path: env.add(path))
+            sess = Session(loaded, deps, runner, common, env)
+            for warning in loaded.warnings:
+                click.echo(f"qola: warning: {warning}", err=True)
+            sess.deps = pins.resolve(loaded, sess.deps, runner)
+            try:
+                yield sess
+            finally:
+                for line in runner.log:
+                    sess.debug(f"ran: {line}")
     finally:
-        for line in runner.log:
-            sess.debug(f"ran: {line}")
+        restore_signals()
 
 
 @cli.command(epilog=EXIT_CODES)
-@common_options
+@common_options()
 @click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
 @click.option("--force", is_flag=True, help="Move dependencies even over local work (saved first).")
 @handle_errors
@@ -185,7 +205,7 @@ def checkout(common: Common, offline: bool, force: bool) -> None:
 
 
 @cli.command(epilog=EXIT_CODES)
-@common_options
+@common_options()
 @click.option(
     "--format",
     "fmt",
@@ -208,7 +228,7 @@ def verify(common: Common, fmt: str, strict: bool) -> None:
 
 
 @cli.command(epilog=EXIT_CODES)
-@common_options
+@common_options()
 @handle_errors
 def status(common: Common) -> None:
     """One line per dependency: pin, HEAD, state, gitlink, dirt."""
@@ -236,6 +256,39 @@ def status(common: Common) -> None:
         for row in rows:
             click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
         sys.exit(0 if report.ok else 1)
+
+
+@cli.command(
+    "exec", epilog=EXIT_CODES.replace("Exit codes:", "Exit codes (CMD's own once it ran):")
+)
+@common_options(names=False)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@handle_errors
+def exec_(common: Common, command: tuple[str, ...]) -> None:
+    """Run CMD under the safe.directory shim: qola exec [-m M] -- CMD [ARG...].
+
+    The shim trusts the root, every dependency and every nested submodule, so
+    a build step that runs git in them works when the tree belongs to another
+    user. CMD's exit code is passed through.
+    """
+    import os
+    import subprocess
+
+    from qola.observe import observe
+
+    with session(common) as sess:
+        for dep in sess.deps:
+            state = observe(sess.manifest, dep, sess.runner)
+            sess.env.add(state.worktree)
+            for top in state.submodules or ():
+                sess.env.add(*(state.worktree / sub.path for sub in top.walk()))
+        try:
+            proc = subprocess.run(list(command), env={**os.environ, **sess.env}, check=False)
+        except OSError as error:
+            from qola.errors import UsageError
+
+            raise UsageError(command[0], f"cannot run it: {error.strerror}") from None
+    sys.exit(proc.returncode if proc.returncode >= 0 else 128 - proc.returncode)
 
 
 @cli.command()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,8 +61,11 @@ class Runner:
 
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    # Called once with each folder git is about to run in: the shim trusts exactly those.
+    trust: Callable[[Path], None] | None = None
     log: list[str] = field(default_factory=list)
     _version_checked: bool = False
+    _trusted: set[Path] = field(default_factory=set)
 
     def run(
         self,
@@ -77,6 +80,9 @@ class Runner:
             # Checked at the first git call, so the no-op path (no git at all) does not pay.
             self._version_checked = True
             check_version(self)
+        if self.trust is not None and cwd not in self._trusted:
+            self._trusted.add(cwd)
+            self.trust(cwd)
         command = ["git", "-C", str(cwd), *_HARDENING, *args]
         self.log.append(" ".join(["git", *args]))
         status, stdout, stderr = _execute(
@@ -140,10 +146,11 @@ def _text(value: object) -> str:
 
 def version(runner: Runner) -> tuple[int, int]:
     """The git version as (major, minor)."""
-    out = runner.run(Path.cwd(), "version", subject="git")
-    match = re.search(r"(\d+)\.(\d+)", out.stdout)
-    if not match:
-        raise UsageError("git", f"cannot read the git version from {out.stdout.strip()!r}")
+    # `git version` needs no repository: nothing to trust, no folder to run in.
+    status, stdout, stderr = _execute(["git", "version"], runner._environment(), None)
+    match = re.search(r"(\d+)\.(\d+)", stdout)
+    if status != 0 or not match:
+        raise UsageError("git", f"cannot read the git version: {(stdout + stderr).strip()!r}")
     return int(match.group(1)), int(match.group(2))
 
 

@@ -11,6 +11,8 @@ import pytest
 from click.testing import CliRunner
 from repos import commit_file, git, head, init_repo
 
+from qola.cli import cli
+
 _SESSION_HOME: Path | None = None
 
 
@@ -119,10 +121,6 @@ class Result:
 @pytest.fixture
 def run_qola():
     """Run the command line in-process and return exit code, stdout and stderr."""
-
-    # Imported here, not at the top, so that test modules of the other
-    # modules run on branches where cli.py does not exist yet.
-    from qola.cli import cli
 
     def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
         runner = CliRunner()
