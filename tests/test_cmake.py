@@ -474,6 +474,33 @@ def test_skip_checkout_from_environment_clones_nothing(consumer: Consumer) -> No
     assert "QOLA_SKIP_CHECKOUT is ON" in flat(proc.stderr)
 
 
+def test_python_executable_is_the_interpreter_when_qola_python_is_unset(
+    consumer: Consumer,
+) -> None:
+    wrapper = consumer.env.pop("QOLA_PYTHON")
+
+    consumer.configure(f"-DPython_EXECUTABLE={wrapper}")
+
+    assert consumer.python_starts() > 0
+    assert consumer.lib.exists()
+
+
+def test_deps_argument_checks_out_only_the_named_dependencies(
+    consumer: Consumer, upstream: Upstream
+) -> None:
+    consumer.manifest.write_text(
+        manifest_text(upstream.lib, upstream.lib_v1)
+        + f'\n[deps.other]\npath = "3rdparty/other"\nurl = "{upstream.nested}"\n'
+        f'commit = "{upstream.nested_v1}"\n'
+    )
+
+    consumer.configure("-DCONSUMER_ARGS=DEPS;lib")
+
+    assert consumer.lib.exists()
+    assert not (consumer.src / "3rdparty" / "other").exists()
+    assert consumer.exported()["deps"] == "lib"
+
+
 def test_unknown_argument_fails_configure(consumer: Consumer) -> None:
     proc = consumer.configure("-DCONSUMER_ARGS=QUIET;BOGUS;1", check=False)
 
