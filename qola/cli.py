@@ -179,8 +179,13 @@ def session(common: Common) -> Iterator[Session]:
 @common_options()
 @click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
 @click.option("--force", is_flag=True, help="Move dependencies even over local work (saved first).")
+@click.option(
+    "--cmake-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write QOLA_<NAME>_SHA/_SOURCE_DIR for CMake here (only when it changes).",
+)
 @handle_errors
-def checkout(common: Common, offline: bool, force: bool) -> None:
+def checkout(common: Common, offline: bool, force: bool, cmake_out: Path | None) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
     from qola.apply import Options
     from qola.checkout import checkout as run_checkout
@@ -209,6 +214,8 @@ def checkout(common: Common, offline: bool, force: bool) -> None:
                 f"qola: {len(result.failures)} of {len(sess.deps)} dependencies failed: {failed}",
                 err=True,
             )
+        if result.exit_code == 0 and cmake_out is not None:
+            _write_cmake(cmake_out, sess)
         sys.exit(result.exit_code)
 
 
@@ -223,8 +230,13 @@ def checkout(common: Common, offline: bool, force: bool) -> None:
     help="Output format.",
 )
 @click.option("--strict", is_flag=True, help="Untracked files count as dirt too.")
+@click.option(
+    "--cmake-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write QOLA_<NAME>_SHA/_SOURCE_DIR for CMake here (only when it changes).",
+)
 @handle_errors
-def verify(common: Common, fmt: str, strict: bool) -> None:
+def verify(common: Common, fmt: str, strict: bool, cmake_out: Path | None) -> None:
     """Check, read-only and offline, that the tree matches the manifest."""
     from qola import render
     from qola.verify import verify as run_verify
@@ -232,6 +244,8 @@ def verify(common: Common, fmt: str, strict: bool) -> None:
     with session(common) as sess:
         report = run_verify(sess.manifest, sess.deps, sess.runner, strict)
         click.echo(render.as_json(report) if fmt == "json" else render.text(report), nl=False)
+        if cmake_out is not None:
+            _write_cmake(cmake_out, sess)
         sys.exit(0 if report.ok else 1)
 
 
@@ -460,6 +474,25 @@ def demo(folder: Path | None) -> None:
     from qola.demo import run
 
     sys.exit(run(folder, echo=click.echo))
+
+
+def _write_cmake(path: Path, sess: Session) -> None:
+    from qola.cmake_out import CMakeResult, write_results
+    from qola.observe import override_dir
+
+    results = [
+        CMakeResult(d.name, d.commit, override_dir(d.name) or sess.manifest.root / d.path)
+        for d in sess.deps
+    ]
+    write_results(path, results, manifest=sess.manifest)
+
+
+@cli.command("cmake-dir")
+def cmake_dir() -> None:
+    """Print the folder holding QoLAConfig.cmake (for CMAKE_PREFIX_PATH)."""
+    from qola.cmake_out import cmake_dir as folder
+
+    click.echo(str(folder()))
 
 
 def main() -> None:

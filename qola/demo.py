@@ -72,12 +72,10 @@ def run(folder: Path | None, echo: Callable[[str], None]) -> int:
         if _step(args, project, env, echo) != 0:
             return 1
     cmake = shutil.which("cmake")
-    if not (Path(__file__).parent.parent / "cmake" / "QoLAConfig.cmake").exists():
-        echo("# the CMake module is not part of this qola yet: skipping the CMake configure")
-    elif cmake is None:
+    if cmake is None:
         echo("# cmake is not on PATH: skipping the CMake configure")
     else:
-        from qola.cmake_out import cmake_dir  # type: ignore[import-not-found,unused-ignore]
+        from qola.cmake_out import cmake_dir
 
         echo("# 5. a CMake configure: qola_checkout() finds everything pinned and does nothing")
         command = [

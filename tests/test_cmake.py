@@ -4,13 +4,13 @@ Every test configures a small consumer project whose manifest pins the
 session's upstream `lib`. The interpreter CMake runs is a wrapper that logs
 each start, so the tests can tell when the module ran qola and when its stamp
 let it skip Python. The same tests also run under CMake 3.21, the module's
-floor, installed from PyPI into a venv cached in pytest's cache folder.
+floor; the others under the newest CMake on PyPI. Both are installed by the
+README's test command into .test-cmake/.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import venv
@@ -126,45 +126,34 @@ def flat(text: str) -> str:
 # --- CMake binaries ---------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def cmake_3_21(pytestconfig: pytest.Config) -> Path:
-    """CMake 3.21 from PyPI, in a venv kept in pytest's cache (a few seconds, once)."""
-    folder = pytestconfig.cache.mkdir("qola-cmake-3.21")
-    found = sorted(folder.glob("venv/lib/python*/site-packages/cmake/data/bin/cmake"))
-    if not found:
-        shutil.rmtree(folder / "venv", ignore_errors=True)
-        venv.create(folder / "venv", with_pip=False)
-        python = folder / "venv" / "bin" / "python"
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "--python",
-                str(python),
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                "cmake==3.21.*",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+# The README's test command installs both from PyPI before pytest runs (no test
+# touches the network): `pip install --target .test-cmake/<version> cmake…`.
+TEST_CMAKE = REPO / ".test-cmake"
+
+
+def _pypi_cmake(version: str) -> Path:
+    binary = TEST_CMAKE / version / "cmake" / "data" / "bin" / "cmake"
+    if not binary.is_file():
+        pytest.fail(
+            f"{binary} is missing: run the README's test command, which installs it with "
+            f"pip install --target {TEST_CMAKE / version} cmake"
         )
-        assert proc.returncode == 0, f"pip install cmake==3.21.* failed:\n{proc.stderr}"
-        found = sorted(folder.glob("venv/lib/python*/site-packages/cmake/data/bin/cmake"))
-    assert found, f"no cmake binary in {folder}"
-    version = subprocess.run([str(found[0]), "--version"], capture_output=True, text=True)
+    return binary
+
+
+@pytest.fixture(scope="session")
+def cmake_3_21() -> Path:
+    """CMake 3.21, the module's floor, from PyPI."""
+    found = _pypi_cmake("3.21")
+    version = subprocess.run([str(found), "--version"], capture_output=True, text=True)
     assert version.stdout.startswith("cmake version 3.21."), version.stdout
-    return found[0]
+    return found
 
 
 @pytest.fixture(scope="session")
 def cmake_system() -> Path:
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        pytest.fail("cmake is not on PATH")
-    return Path(cmake)
+    """The newest CMake on PyPI."""
+    return _pypi_cmake("newest")
 
 
 @pytest.fixture(scope="session")
