@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
+from glob import escape as glob_escape
 from pathlib import Path
 
 from qola import gitfiles
@@ -15,6 +17,7 @@ from qola.manifest import Dep
 from qola.observe import LocalWork, has_commit, observe_local_work
 from qola.plan import Plan
 
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 PIN_REF = "refs/qola/pin"  # the commit qola checked out last: not someone's unsaved work
 BACKUP_PREFIX = "refs/qola/backup"
 
@@ -47,16 +50,18 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     work = observe_local_work(runner, state, list(plan.moving_submodules), plan.move_head)
     if work:
         if not options.force:
-            raise _refusal(dep, work)
+            raise refusal(dep, work)
         outcome.notes.extend(_back_up(runner, plan, work))
+    # git itself never gets --force: --force's saved work has been reset above, and
+    # anything else in the way (an untracked file the pin adds) makes git refuse.
     if plan.move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
+        _run(runner, state.worktree, dep, "checkout", "-q", "--detach", dep.commit)
+        # Only now: a failed checkout must not make the old pin look like unsaved work.
         _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, dep.commit)
-        force = ["--force"] if options.force else []
-        _run(runner, state.worktree, dep, "checkout", "-q", *force, "--detach", dep.commit)
         outcome.actions.append(f"checked out {dep.commit[:12]}")
     if plan.update_submodules:
-        _update_submodules(runner, state.worktree, dep, options.force)
+        _update_submodules(runner, state.worktree, dep)
         outcome.actions.append("updated nested submodules")
     return outcome
 
@@ -77,18 +82,18 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
             f"{dep.name.upper()} at a local copy",
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".{target.name}.qola-clone"
-    if temp.exists():
-        shutil.rmtree(temp)  # left by an interrupted run: redo it
+    _remove_abandoned_clones(target)
+    temp = target.parent / f".{target.name}.qola-clone-{os.getpid()}"
+    shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir()
     try:
         _run(runner, temp, dep, "init", "-q")
         _run(runner, temp, dep, "remote", "add", "--end-of-options", "origin", dep.url)
         _fetch(runner, temp, dep, shallow=True, outcome=outcome)
-        _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, dep.commit)
         _run(runner, temp, dep, "checkout", "-q", "--detach", dep.commit)
+        _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, dep.commit)
         if dep.submodules:
-            _update_submodules(runner, temp, dep, force=False)
+            _update_submodules(runner, temp, dep)
         if target.exists():
             target.rmdir()  # an empty folder, e.g. an uninitialised submodule of the root
         os.replace(temp, target)
@@ -96,6 +101,25 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         shutil.rmtree(temp, ignore_errors=True)
         raise
     outcome.actions.append(f"cloned {dep.url} at {dep.commit[:12]}")
+
+
+def _remove_abandoned_clones(target: Path) -> None:
+    """Remove temporary clones whose run has died (killed mid-clone): the next run redoes them."""
+    for leftover in target.parent.glob(f".{glob_escape(target.name)}.qola-clone*"):
+        pid = leftover.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and _is_alive(int(pid)):
+            continue
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _ensure_commit(
@@ -152,7 +176,7 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
     if broad.status != 0:
         from qola.git import command_error
 
-        raise command_error(dep.name, ["fetch", dep.url], broad)
+        raise command_error(dep.name, ["fetch", dep.url, "(branches and tags)"], broad)
     if not has_commit(runner, worktree, dep.commit):
         raise GitError(
             dep.name,
@@ -164,24 +188,12 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
     )
 
 
-def _update_submodules(runner: Runner, worktree: Path, dep: Dep, force: bool) -> None:
+def _update_submodules(runner: Runner, worktree: Path, dep: Dep) -> None:
     _run(runner, worktree, dep, "submodule", "sync", "-q", "--recursive")
-    extra = ["--force"] if force else []
-    _run(
-        runner,
-        worktree,
-        dep,
-        "submodule",
-        "update",
-        "-q",
-        "--init",
-        "--checkout",
-        "--recursive",
-        *extra,
-    )
+    _run(runner, worktree, dep, "submodule", "update", "-q", "--init", "--checkout", "--recursive")
 
 
-def _refusal(dep: Dep, work: LocalWork) -> RefusedError:
+def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
     lines += [f"  uncommitted: {item}" for item in work.dirty]
     lines += [f"  commit on no branch: {item}" for item in work.unsaved]
@@ -195,21 +207,33 @@ def _refusal(dep: Dep, work: LocalWork) -> RefusedError:
 
 
 def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
-    """Save local work under refs/qola/backup/ before --force moves anything; say how to restore."""
+    """Save the work that moving would lose under refs/qola/backup/, then clear it for git."""
     dep = plan.state.dep
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     notes = []
     nested = [s.path for top in plan.state.submodules or () for s in top.walk() if s.head]
-    repos = [("", plan.state.worktree)] + [(sub, plan.state.worktree / sub) for sub in nested]
+    moving = [sub for sub in nested if plan.move_head or _overlaps_any(sub, plan.moving_submodules)]
+    repos = [("", plan.state.worktree)] if plan.move_head else []
+    repos += [(sub, plan.state.worktree / sub) for sub in moving]
     for sub, tree in repos:
         if gitfiles.git_dir(tree) is None:
             continue
         ref = f"{BACKUP_PREFIX}/{dep.name}/{sub + '/' if sub else ''}{stamp}"
-        stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
-        head = runner.run(tree, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
         label = f"{dep.path}/{sub}" if sub else dep.path
-        if stash:
-            runner.run(tree, "update-ref", ref, stash, subject=dep.name)
+        stash = runner.run(tree, "stash", "create", check=False)
+        saved = stash.stdout.strip()
+        if stash.status != 0 or (saved and not _SHA.match(saved)):
+            raise RefusedError(
+                dep.name,
+                f"cannot save the uncommitted changes of {label} "
+                f"(git stash create: {(stash.stderr or stash.stdout).strip()}); nothing was moved",
+                f"resolve it by hand in {tree}",
+            )
+        head = runner.run(tree, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
+        if saved:
+            runner.run(tree, "update-ref", ref, saved, subject=dep.name)
+            # Saved: now the tracked changes may go, so that git can move the tree.
+            runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
             notes.append(
                 f"saved uncommitted changes of {label} as {ref}; "
                 f"restore with: git -C {tree} stash apply {ref}"
@@ -221,3 +245,7 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
                 f"restore with: git -C {tree} switch -c rescued {ref}"
             )
     return notes
+
+
+def _overlaps_any(path: str, others: tuple[str, ...]) -> bool:
+    return any(path == o or path.startswith(o + "/") or o.startswith(path + "/") for o in others)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from qola.apply import Options, Outcome, apply
-from qola.errors import EXIT_MISMATCH, MismatchError, QolaError
+from qola.errors import EXIT_MISMATCH, MismatchError, QolaError, UsageError
 from qola.git import Runner
+from qola.lock import root_lock
 from qola.manifest import Dep, Manifest
 from qola.observe import DepState, observe
 from qola.plan import make_plan
@@ -40,24 +42,69 @@ def checkout(
 ) -> Result:
     """Bring each dependency to its pin; failures are collected, the others still run."""
     result = Result()
-    for dep in deps:
-        try:
-            state = observe(manifest, dep, None)
-            if state.is_synced or state.overridden:
-                # The fast path every configure takes: files read, no git run.
-                result.states[dep.name] = state
-                continue
-            # The cache is written only for commits qola itself put in place (below),
-            # so a refused checkout leaves the disk exactly as it was.
-            state = observe(manifest, dep, runner)
-            plan = make_plan(state)
-            if not plan.is_noop:
-                progress(plan.describe())
-            result.outcomes[dep.name] = apply(plan, runner, options)
-            result.states[dep.name] = _check_commits(manifest, dep, runner)
-        except QolaError as error:
-            result.failures[dep.name] = error
+    with ExitStack() as stack:
+        lock = _LazyLock(manifest, stack)
+        for dep in deps:
+            _checkout_one(manifest, dep, runner, options, progress, result, lock)
     return result
+
+
+class _LazyLock:
+    """The root's lock, taken the first time a dependency needs changing."""
+
+    def __init__(self, manifest: Manifest, stack: ExitStack) -> None:
+        self.manifest = manifest
+        self.stack = stack
+        self.held = False
+
+    def take(self) -> bool:
+        """Take the lock; True when this call took it (the caller should look again)."""
+        if self.held:
+            return False
+        self.stack.enter_context(root_lock(self.manifest.root))
+        self.held = True
+        return True
+
+
+def _checkout_one(
+    manifest: Manifest,
+    dep: Dep,
+    runner: Runner,
+    options: Options,
+    progress: Callable[[str], None],
+    result: Result,
+    lock: _LazyLock,
+) -> None:
+    try:
+        if dep.patches is not None:
+            raise UsageError(
+                dep.name,
+                f"patch series ({dep.patches}) are not supported by this qola yet; "
+                "nothing was done",
+                "remove the patches key to check out the bare pin",
+            )
+        state = observe(manifest, dep, None)
+        if state.is_synced or state.overridden:
+            # The fast path every configure takes: files read, no git run, no lock.
+            result.states[dep.name] = state
+            return
+        if lock.take():
+            # Something has to change: take turns with other runs on this root
+            # (another build folder configuring at the same moment), then look again.
+            state = observe(manifest, dep, None)
+            if state.is_synced:
+                result.states[dep.name] = state
+                return
+        # The cache is written only for commits qola itself put in place (below),
+        # so a refused checkout leaves the disk exactly as it was.
+        state = observe(manifest, dep, runner)
+        plan = make_plan(state)
+        if not plan.is_noop:
+            progress(plan.describe())
+        result.outcomes[dep.name] = apply(plan, runner, options)
+        result.states[dep.name] = _check_commits(manifest, dep, runner)
+    except QolaError as error:
+        result.failures[dep.name] = error
 
 
 def _check_commits(manifest: Manifest, dep: Dep, runner: Runner) -> DepState:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from qola import __version__
-from qola.errors import EXIT_INTERRUPTED, QolaError
+from qola.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
 
 EXIT_CODES = """\b
 Exit codes:
@@ -105,6 +106,13 @@ def handle_errors(func: F) -> F:
         except QolaError as error:
             click.echo(error.render(), err=True)
             sys.exit(error.exit_code)
+        except UnicodeDecodeError as error:
+            click.echo(f"qola: cannot decode a file as UTF-8: {error.reason}", err=True)
+            sys.exit(EXIT_USAGE)
+        except OSError as error:
+            where = error.filename or "qola"
+            click.echo(f"qola: {where}: {error.strerror or error}", err=True)
+            sys.exit(EXIT_GIT)
         except KeyboardInterrupt:
             # Caught here: click's own handling would say "Aborted!" and exit 1.
             click.echo("qola: interrupted", err=True)
@@ -256,6 +264,159 @@ def status(common: Common) -> None:
         for row in rows:
             click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
         sys.exit(0 if report.ok else 1)
+
+
+@cli.command(epilog=EXIT_CODES)
+@common_options(names=False)
+@click.argument("name")
+@click.option(
+    "--to",
+    "ref",
+    metavar="REF",
+    help="Branch, tag or SHA (default: track, else the remote's default branch).",
+)
+@click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
+@click.option("--commit", "do_commit", is_flag=True, help="Commit the manifest (and gitlink).")
+@click.option("--no-checkout", is_flag=True, help="Do not check the new pin out.")
+@click.option(
+    "--allow-downgrade", is_flag=True, help="Allow a pin that does not descend from the old one."
+)
+@click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
+@click.option("--force", is_flag=True, help="Check out even over local work (saved first).")
+@handle_errors
+def bump(
+    common: Common,
+    name: str,
+    ref: str | None,
+    dry_run: bool,
+    do_commit: bool,
+    no_checkout: bool,
+    allow_downgrade: bool,
+    offline: bool,
+    force: bool,
+) -> None:
+    """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
+    import dataclasses
+
+    from qola import bump as pins
+    from qola.apply import Options
+    from qola.checkout import checkout as run_checkout
+    from qola.observe import observe
+
+    common = dataclasses.replace(common, names=(name,))
+    with session(common) as sess:
+        [dep] = sess.deps
+        worktree = sess.manifest.root / dep.path
+        options = Options(offline, force)
+        if not observe(sess.manifest, dep, None).is_repo:
+            sess.note(f"{dep.name}: not checked out; checking out the current pin first")
+            _exit_on_failures(run_checkout(sess.manifest, (dep,), sess.runner, options))
+        new = pins.resolve(sess.runner, dep, worktree, ref, offline)
+        new = pins.fetch_range(sess.runner, dep, worktree, dep.commit, new, offline)
+        move = pins.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
+        move = pins.describe(sess.runner, move, worktree, allow_downgrade)
+        if move.old == move.new:
+            click.echo(f"{dep.name} is already at {new[:12]} ({move.ref})")
+            return
+        click.echo(move.headline())
+        for line in move.log:
+            click.echo(f"  {line}")
+        if move.count > len(move.log):
+            click.echo(f"  ... and {move.count - len(move.log)} more")
+        if dry_run:
+            click.echo("dry run: nothing was written")
+            return
+        moved = dataclasses.replace(dep, commit=new)
+        # The edit is computed (and checked) before anything changes, and written only
+        # after the checkout succeeded: a refused or failed checkout writes nothing.
+        raw, text = pins.read_manifest(sess.manifest)
+        new_text = pins.edit_pins(sess.manifest, text, {dep: new})
+        if not no_checkout:
+            result = run_checkout(sess.manifest, (moved,), sess.runner, options, sess.note)
+            _exit_on_failures(result, after=f"{sess.manifest.path.name} was left unchanged: ")
+        gitlink = pins.root_gitlink(sess.runner, sess.manifest, dep)
+        pins.write_manifest(sess.manifest, raw, new_text)
+        sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
+        if gitlink is not None:
+            pins.stage_gitlink(sess.runner, sess.manifest, dep, new)
+            sess.note(f"{dep.name}: staged the gitlink {dep.path} at {new[:12]}")
+        if do_commit:
+            links = {dep.path: new} if gitlink is not None else {}
+            sha = pins.commit(sess.runner, sess.manifest, move.message(), links)
+            click.echo(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}")
+
+
+def _exit_on_failures(result: Any, after: str = "") -> None:
+    for error in result.failures.values():
+        click.echo(error.render(), err=True)
+    if result.failures:
+        if after:
+            click.echo(f"qola: the checkout failed; {after}nothing was committed", err=True)
+        sys.exit(result.exit_code)
+
+
+@cli.command(epilog=EXIT_CODES)
+@common_options()
+@click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
+@handle_errors
+def freeze(common: Common, dry_run: bool) -> None:
+    """Rewrite pins (all, or NAMES) to the commits checked out now, in full."""
+    from qola import bump as pins
+
+    with session(common) as sess:
+        changes = {}
+        for dep in sess.deps:
+            head = pins.current_head(sess.runner, sess.manifest, dep)
+            if head != dep.commit or dep.abbreviated_from:
+                changes[dep] = head
+                click.echo(f"{dep.name} {dep.commit[:12]} -> {head[:12]}")
+        if not changes:
+            click.echo("every pin already matches what is checked out")
+            return
+        if dry_run:
+            click.echo("dry run: nothing was written")
+            return
+        raw, text = pins.read_manifest(sess.manifest)
+        gitlinks = {dep: pins.root_gitlink(sess.runner, sess.manifest, dep) for dep in changes}
+        pins.write_manifest(sess.manifest, raw, pins.edit_pins(sess.manifest, text, changes))
+        for dep, sha in changes.items():
+            if gitlinks[dep] is not None:
+                pins.stage_gitlink(sess.runner, sess.manifest, dep, sha)
+
+
+@cli.command(epilog=EXIT_CODES)
+@click.option(
+    "-m",
+    "--manifest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="qola.toml",
+    show_default=True,
+    envvar="QOLA_MANIFEST",
+    help="The manifest file to write.",
+)
+@click.option("--dry-run", is_flag=True, help="Print the manifest; write nothing.")
+@handle_errors
+def init(manifest: Path, dry_run: bool) -> None:
+    """Write a new manifest pinning the root's submodules at their recorded commits."""
+    from qola import bump as pins
+    from qola import git
+    from qola.errors import UsageError
+    from qola.manifest import repository_top
+
+    git.scrub_environment()
+    path = Path(os.path.abspath(manifest))
+    if path.exists():
+        raise UsageError(
+            str(path), "already exists; nothing was written", "edit it, or use qola bump/freeze"
+        )
+    root = repository_top(path.parent)
+    text = pins.init_text(git.Runner(), root)
+    if dry_run:
+        click.echo(text, nl=False)
+        return
+    with open(path, "x", encoding="utf-8", newline="") as out:
+        out.write(text)
+    click.echo(f"wrote {path}")
 
 
 @cli.command(

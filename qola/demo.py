@@ -67,10 +67,8 @@ def run(folder: Path | None, echo: Callable[[str], None]) -> int:
     for args in steps:
         if _step(args, project, env, echo) != 0:
             return 1
-    echo(f"# 4. move the pin to {v2[:12]} (what `qola bump` automates) and check out again")
-    manifest = project / "qola.toml"
-    manifest.write_text(manifest.read_text().replace(v1, v2))
-    for args in (["checkout"], ["verify"]):
+    echo(f"# 4. move the pin to main's tip ({v2[:12]}): resolve, show the log, rewrite, check out")
+    for args in (["bump", "lib", "--commit"], ["verify"]):
         if _step(args, project, env, echo) != 0:
             return 1
     cmake = shutil.which("cmake")

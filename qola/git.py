@@ -80,25 +80,37 @@ class Runner:
             # Checked at the first git call, so the no-op path (no git at all) does not pay.
             self._version_checked = True
             check_version(self)
-        if self.trust is not None and cwd not in self._trusted:
+        # Trust only folders that are repositories themselves (never a temporary or
+        # parent folder), and stop git's discovery at the folder's parent: a missing
+        # or broken .git must not make git act on the repository around it.
+        if self.trust is not None and cwd not in self._trusted and is_repository(cwd):
             self._trusted.add(cwd)
             self.trust(cwd)
         command = ["git", "-C", str(cwd), *_HARDENING, *args]
         self.log.append(" ".join(["git", *args]))
-        status, stdout, stderr = _execute(
-            command, self._environment(), self.timeout if network else None
-        )
+        env = self._environment()
+        env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
+        status, stdout, stderr = _execute(command, env, self.timeout if network else None)
         out = Output(status, stdout, stderr)
         if check and status != 0:
             raise command_error(subject or str(cwd), args, out)
         return out
 
     def _environment(self) -> dict[str, str]:
-        env = dict(self.env)
+        # Replace refs (`git replace`) would let git show one commit's content under
+        # another's name: qola compares SHAs, so it must see the real objects.
+        env = {**self.env, "GIT_NO_REPLACE_OBJECTS": "1"}
         if not sys.stdin or not sys.stdin.isatty():
             # No one is there to answer a credential prompt (CMake, CI): fail instead of hanging.
             env.setdefault("GIT_TERMINAL_PROMPT", "0")
         return env
+
+
+def is_repository(folder: Path) -> bool:
+    """True when folder is the top of a work tree (has .git) or a bare repository."""
+    return (folder / ".git").exists() or (
+        (folder / "HEAD").is_file() and (folder / "objects").is_dir()
+    )
 
 
 def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) -> GitError:
@@ -118,7 +130,11 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
 def _execute(
     command: list[str], env: Mapping[str, str], timeout: float | None
 ) -> tuple[int, str, str]:
-    from git.cmd import Git  # GitPython costs 100-300 ms to import: only when git must run
+    try:
+        from git.cmd import Git  # GitPython costs 100-300 ms to import: only when git must run
+    except ImportError as error:  # GitPython refuses to import when it cannot find git
+        raise UsageError("git", f"cannot run git: {error}".splitlines()[0],
+                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
 
     kwargs: dict[str, Any] = {}
     if timeout is not None:
@@ -133,7 +149,11 @@ def _execute(
             **kwargs,
         )
     except FileNotFoundError:
-        raise UsageError("git", "the git executable was not found on PATH") from None
+        raise UsageError(
+            "git",
+            "the git executable was not found",
+            "install git 2.32 or newer and put it on PATH",
+        ) from None
     status, stdout, stderr = result
     return int(status), _text(stdout), _text(stderr)
 

@@ -34,7 +34,7 @@ def git_dir(worktree: Path) -> Path | None:
 def common_dir(gitdir: Path) -> Path:
     """Where refs and objects live (differs from gitdir for linked worktrees)."""
     try:
-        text = (gitdir / "commondir").read_text().strip()
+        text = (gitdir / "commondir").read_text(errors="surrogateescape").strip()
     except OSError:
         return gitdir
     path = Path(text)
@@ -44,7 +44,7 @@ def common_dir(gitdir: Path) -> Path:
 def read_head(gitdir: Path) -> tuple[str | None, str | None]:
     """(commit SHA, branch ref) of HEAD; the SHA is None when it cannot be read."""
     try:
-        text = (gitdir / "HEAD").read_text().strip()
+        text = (gitdir / "HEAD").read_text(errors="surrogateescape").strip()
     except OSError:
         return None, None
     if _SHA.match(text):
@@ -59,12 +59,12 @@ def resolve_ref(gitdir: Path, ref: str) -> str | None:
     """A ref's SHA from its loose file or packed-refs, or None (symbolic or unknown)."""
     for base in (gitdir, common_dir(gitdir)):
         try:
-            text = (base / ref).read_text().strip()
+            text = (base / ref).read_text(errors="surrogateescape").strip()
         except OSError:
             continue
         return text if _SHA.match(text) else None
     try:
-        packed = (common_dir(gitdir) / "packed-refs").read_text()
+        packed = (common_dir(gitdir) / "packed-refs").read_text(errors="surrogateescape")
     except OSError:
         return None
     for line in packed.splitlines():

@@ -47,6 +47,7 @@ class Dep:
     submodule_name: str | None  # its name in the root's .gitmodules, when it is one
     key: str  # where the pin stands in the manifest, e.g. "deps.aiter.commit"
     line: int | None  # the pin's line in the manifest (1-based), when found
+    abbreviated_from: str | None = None  # the legacy abbreviated pin this one was expanded from
 
     @property
     def is_abbreviated(self) -> bool:
@@ -193,7 +194,7 @@ class _Loader:
                     f"[qola] root is relative to the manifest's folder, {self.path.parent}",
                 )
             return root
-        return _repository_top(self.path.parent)
+        return repository_top(self.path.parent)
 
     def _dep(self, name: str, table: Any, root: Path, modules: list[gitconfig.Submodule]) -> Dep:
         where = f"deps.{name}"
@@ -417,7 +418,7 @@ def _check_name(loader: _Loader, where: str, name: str) -> None:
         )
 
 
-def _repository_top(folder: Path) -> Path:
+def repository_top(folder: Path) -> Path:
     """The top level of the git repository containing folder, else folder itself."""
     current = folder
     while True:

@@ -108,7 +108,8 @@ def observe(
     override = override_dir(dep.name)
     worktree = override or manifest.root / dep.path
     gitdir = gitfiles.git_dir(worktree)
-    exists = gitfiles.is_populated(worktree)
+    # A file where the folder should be counts as existing: it must never be replaced.
+    exists = gitfiles.is_populated(worktree) or (worktree.exists() and not worktree.is_dir())
     if gitdir is None:
         return DepState(dep, worktree, exists, None, None, None, None, override is not None)
     head, branch = gitfiles.read_head(gitdir)
@@ -118,7 +119,7 @@ def observe(
     if dep.submodules and head is not None and runner is not None:
         submodules = submodule_states(runner, worktree, gitdir, head, write_cache)
     elif dep.submodules and head is not None:
-        submodules = _cached_submodule_states(worktree, gitdir, head)
+        submodules = submodule_states(None, worktree, gitdir, head, write_cache=False)
     return DepState(dep, worktree, exists, gitdir, head, branch, submodules, override is not None)
 
 
@@ -134,23 +135,32 @@ def gitlinks(
 ) -> list[Gitlink] | None:
     """The submodules a commit records; remembered per commit, since that never changes."""
     cached = gitfiles.read_commit_cache(gitdir, sha)
-    if cached is not None and isinstance(cached.get("gitlinks"), list):
-        return [Gitlink(*item) for item in cached["gitlinks"]]  # type: ignore[attr-defined]
+    items = cached.get("gitlinks") if cached is not None else None
+    if isinstance(items, list) and all(
+        isinstance(i, list) and len(i) == 3 and all(isinstance(x, str) for x in i) for i in items
+    ):
+        return [Gitlink(*item) for item in items]
     if runner is None:
         return None
     out = runner.run(worktree, "ls-tree", "-r", "-z", "--end-of-options", sha, check=False)
     if out.status != 0:
         return None
     links: dict[str, str] = {}
+    has_gitmodules = False
     for record in out.stdout.split("\0"):
         match = _GITLINK.match(record)
         if match:
             links[match.group(2)] = match.group(1)
+        has_gitmodules = has_gitmodules or record.endswith("\t.gitmodules")
     result: list[Gitlink] = []
     if links:
-        spec = f"{sha}:.gitmodules"
-        blob = runner.run(worktree, "cat-file", "blob", "--end-of-options", spec, check=False)
-        modules = gitconfig.submodules(blob.stdout) if blob.status == 0 else []
+        modules = []
+        if has_gitmodules:
+            spec = f"{sha}:.gitmodules"
+            blob = runner.run(worktree, "cat-file", "blob", "--end-of-options", spec, check=False)
+            if blob.status != 0:
+                return None  # unknown is not "no submodules": nothing is cached
+            modules = gitconfig.submodules(blob.stdout)
         by_path = {m.path: m for m in modules}
         for path, link_sha in sorted(links.items()):
             module = by_path.get(path)
@@ -193,10 +203,18 @@ def submodule_states(
     return tuple(states)
 
 
-def _cached_submodule_states(
-    worktree: Path, gitdir: Path, sha: str
-) -> tuple[SubmoduleState, ...] | None:
-    return submodule_states(None, worktree, gitdir, sha, write_cache=False)
+def index_gitlinks(
+    runner: Runner, root: Path, paths: tuple[str, ...] | list[str] = ()
+) -> dict[str, str | None]:
+    """The gitlinks the root's index records (at paths, or all): SHA, or None when conflicted."""
+    out = runner.run(root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False)
+    links: dict[str, str | None] = {}
+    for record in out.stdout.split("\0"):
+        meta, _, path = record.partition("\t")
+        fields = meta.split()
+        if len(fields) >= 3 and fields[0] == "160000":
+            links[path] = fields[1] if fields[2] == "0" and path not in links else None
+    return links
 
 
 def has_commit(runner: Runner, worktree: Path, sha: str) -> bool:
@@ -279,7 +297,10 @@ def parse_status(text: str) -> list[StatusEntry]:
             continue
         sub = fields[2]
         if sub.startswith("S"):
-            entries.append(StatusEntry(path, True, sub[2] == "M", sub[3] == "U"))
+            # A staged change of the gitlink itself (removed, added, another commit
+            # staged) is a change to the tree too, not only modified content inside.
+            staged = fields[1][0] != "."
+            entries.append(StatusEntry(path, True, staged or sub[2] == "M", sub[3] == "U"))
         else:
             entries.append(StatusEntry(path))
     return entries

@@ -8,6 +8,7 @@ from qola import gitfiles
 from qola.errors import ManifestError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
+from qola.observe import index_gitlinks
 
 
 def resolve(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> tuple[Dep, ...]:
@@ -18,20 +19,9 @@ def resolve(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> tuple[
 def _resolve_one(manifest: Manifest, dep: Dep, runner: Runner) -> Dep:
     candidates = set()
     if gitfiles.git_dir(manifest.root) is not None:
-        out = runner.run(
-            manifest.root,
-            "--literal-pathspecs",
-            "ls-files",
-            "-s",
-            "-z",
-            "--",
-            dep.path,
-            check=False,
-        )
-        for record in out.stdout.split("\0"):
-            fields = record.split()
-            if len(fields) >= 2 and fields[0] == "160000" and fields[1].startswith(dep.commit):
-                candidates.add(fields[1])
+        link = index_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
+        if link and link.startswith(dep.commit):
+            candidates.add(link)
     worktree = manifest.root / dep.path
     if not candidates and gitfiles.git_dir(worktree) is not None:
         out = runner.run(
@@ -52,4 +42,4 @@ def _resolve_one(manifest: Manifest, dep: Dep, runner: Runner) -> Dep:
             f"{dep.key}: cannot expand the abbreviated SHA {dep.commit!r} locally ({why})",
             f"write the full SHA, or run `qola freeze {dep.name}` in a checkout that has it",
         )
-    return dataclasses.replace(dep, commit=candidates.pop())
+    return dataclasses.replace(dep, commit=candidates.pop(), abbreviated_from=dep.commit)

@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from qola import gitfiles
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
-from qola.observe import SubmoduleState, head_sha, observe, status, submodule_states
+from qola.observe import (
+    SubmoduleState,
+    head_sha,
+    index_gitlinks,
+    observe,
+    status,
+    submodule_states,
+)
 
 # Kinds of problem (DESIGN §6). Only `overridden` is not a failure.
 MISSING = "missing"
@@ -65,10 +72,17 @@ def verify(
 
 
 def _verify_one(
-    manifest: Manifest, dep: Dep, runner: Runner, strict: bool, root_gitlinks: dict[str, str]
+    manifest: Manifest,
+    dep: Dep,
+    runner: Runner,
+    strict: bool,
+    root_gitlinks: dict[str, str | None],
 ) -> DepReport:
     state = observe(manifest, dep, None)
     problems: list[Problem] = []
+    if dep.patches is not None:
+        # Never green for a tree whose manifest asks for patches qola cannot check yet.
+        problems.append(Problem(PATCHES, f"patch series ({dep.patches}) are not supported yet"))
     where = (
         str(state.worktree.relative_to(manifest.root))
         if not state.overridden
@@ -79,8 +93,10 @@ def _verify_one(
             Problem(OVERRIDDEN, f"using {state.worktree} as is (QOLA_SOURCE_DIR_ override)")
         )
         return DepReport(dep, where, state.head, tuple(problems))
-    gitlink = root_gitlinks.get(dep.path)
-    if gitlink is not None and gitlink != dep.commit:
+    gitlink = root_gitlinks.get(dep.path, dep.commit)
+    if gitlink is None:
+        problems.append(Problem(GITLINK, f"the root's gitlink for {dep.path} is in conflict"))
+    elif gitlink != dep.commit:
         problems.append(
             Problem(
                 GITLINK,
@@ -132,24 +148,10 @@ def _verify_one(
     return DepReport(dep, where, head, tuple(problems), submodules)
 
 
-def _root_gitlinks(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> dict[str, str]:
+def _root_gitlinks(
+    manifest: Manifest, deps: tuple[Dep, ...], runner: Runner
+) -> dict[str, str | None]:
     """The gitlinks the root's index records at the deps' paths (one git call for all)."""
     if gitfiles.git_dir(manifest.root) is None or not deps:
         return {}
-    out = runner.run(
-        manifest.root,
-        "--literal-pathspecs",
-        "ls-files",
-        "-s",
-        "-z",
-        "--",
-        *(dep.path for dep in deps),
-        check=False,
-    )
-    links = {}
-    for record in out.stdout.split("\0"):
-        meta, _, path = record.partition("\t")
-        fields = meta.split()
-        if len(fields) >= 3 and fields[0] == "160000" and fields[2] == "0":
-            links[path] = fields[1]
-    return links
+    return index_gitlinks(runner, manifest.root, [dep.path for dep in deps])

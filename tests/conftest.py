@@ -71,7 +71,7 @@ class Upstream:
     nested_v1: str
     nested_v2: str
     lib_v1: str  # nested at nested_v1
-    lib_v2: str  # nested at nested_v2
+    lib_v2: str  # nested at nested_v2; the annotated tag v2.0
     lib_v3: str  # on a side branch `side`, not an ancestor of main's tip
     lib_tip: str  # main's tip, a descendant of lib_v2
 
@@ -103,6 +103,7 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Upstream:
     git(lib, "add", "extern/nested")
     commit_file(lib, "lib.txt", "lib v2\n", "lib v2, nested v2")
     lib_v2 = head(lib)
+    git(lib, "tag", "-a", "-m", "release 2", "v2.0", lib_v2)
     git(lib, "checkout", "-q", "-b", "side", lib_v1)
     lib_v3 = commit_file(lib, "side.txt", "side\n")
     git(lib, "checkout", "-q", "main")

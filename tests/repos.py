@@ -44,6 +44,8 @@ def snapshot(root: Path) -> dict[str, str]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames) + [d for d in dirnames if os.path.islink(Path(dirpath, d))]:
+            if name == "qola.lock" and Path(dirpath).name == ".git":
+                continue  # the root's lock file: empty, and there only to be locked
             path = Path(dirpath, name)
             rel = str(path.relative_to(root))
             if path.is_symlink():

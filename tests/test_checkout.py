@@ -327,3 +327,73 @@ def test_checkout_of_root_submodule_initialised_by_git(tmp_path, upstream, run_q
     assert res.exit_code == 0, res.stderr
     assert "abbreviated SHA" in res.stderr
     assert res.stdout == f"lib 3rdparty/lib {upstream.lib_v2[:12]} up to date\n"
+
+
+def test_checkout_force_never_overwrites_untracked_files(pinned_clean, upstream, run_qola):
+    """lib.txt is untracked at v1 and tracked at v2: git refuses, even with --force."""
+    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v1)
+    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
+    (pinned_clean.lib / "lib.txt").write_text("my notes, untracked\n")
+    pinned_clean.set_pin(upstream.lib_v1, upstream.lib_v2)
+    res = run_qola("checkout", "--force", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 3
+    assert "untracked working tree files would be overwritten" in res.stderr
+    assert (pinned_clean.lib / "lib.txt").read_text() == "my notes, untracked\n"
+    assert head(pinned_clean.lib) == upstream.lib_v1
+    # The failed run did not make qola's own old pin look like someone's unsaved work.
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 3, res.stderr
+
+
+def test_checkout_file_at_dep_path_refuses_and_changes_nothing(make_project, run_qola):
+    project = make_project()
+    project.lib.parent.mkdir(parents=True)
+    project.lib.write_text("a file, not a folder\n")
+    before = snapshot(project.root)
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 4
+    assert f"qola: lib: {project.lib} exists and is not a git repository" in res.stderr
+    assert snapshot(project.root) == before
+
+
+def test_checkout_without_git_on_path_says_so(behind_pin, tmp_path):
+    env = {**os.environ, "PATH": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "qola", "checkout", "-m", str(behind_pin.manifest)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "qola: git: cannot run git:" in proc.stderr
+    assert "hint: install git 2.32 or newer and put it on PATH" in proc.stderr
+
+
+def test_checkout_noop_with_non_utf8_packed_branch(pinned_clean, run_qola):
+    git(
+        pinned_clean.lib, "branch", "caf\udce9".encode("utf-8", "surrogateescape").decode("latin-1")
+    )
+    git(pinned_clean.lib, "pack-refs", "--all")
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0, res.stderr
+
+
+def test_concurrent_checkouts_take_turns(make_project, upstream):
+    """Three configures of one fresh tree at once: one clones, the others find it done."""
+    project = make_project()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "qola", "checkout", "-m", str(project.manifest)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    results = [(*p.communicate(timeout=300), p.returncode) for p in procs]
+    assert [r[2] for r in results] == [0, 0, 0], results
+    assert head(project.lib) == upstream.lib_v2
+    assert head(project.root) == git(project.root, "rev-parse", "main")
+    assert git(project.root, "status", "--porcelain") == ""
+    assert not list(project.lib.parent.glob(".*qola-clone*"))

@@ -27,10 +27,13 @@ def test_set_pin_keeps_comment_on_pin_line() -> None:
 path = "3rdparty/aiter"
 commit = "{OLD}"  # FP8 GEMM fix, see ROCm/aiter#412
 """
-    assert set_pin(before, "deps.aiter.commit", NEW) == f"""[deps.aiter]
+    assert (
+        set_pin(before, "deps.aiter.commit", NEW)
+        == f"""[deps.aiter]
 path = "3rdparty/aiter"
 commit = "{NEW}"  # FP8 GEMM fix, see ROCm/aiter#412
 """
+    )
 
 
 def test_set_pin_keeps_crlf() -> None:
@@ -46,10 +49,13 @@ def test_set_pin_keeps_literal_quotes() -> None:
 path = '3rdparty/aiter'
 commit = '{OLD}'
 """
-    assert set_pin(before, "deps.aiter.commit", NEW) == f"""[deps.aiter]
+    assert (
+        set_pin(before, "deps.aiter.commit", NEW)
+        == f"""[deps.aiter]
 path = '3rdparty/aiter'
 commit = '{NEW}'
 """
+    )
 
 
 def test_set_pin_keeps_key_order() -> None:
@@ -59,12 +65,15 @@ url = "https://github.com/ROCm/aiter.git"
 track = "main"
 path = "3rdparty/aiter"
 """
-    assert set_pin(before, "deps.aiter.commit", NEW) == f"""[deps.aiter]
+    assert (
+        set_pin(before, "deps.aiter.commit", NEW)
+        == f"""[deps.aiter]
 commit = "{NEW}"
 url = "https://github.com/ROCm/aiter.git"
 track = "main"
 path = "3rdparty/aiter"
 """
+    )
 
 
 def test_set_pin_keeps_blank_lines_and_spacing() -> None:
@@ -143,7 +152,9 @@ commit = "{OLD}"
 path = "3rdparty/aiter"
 commit = "{OLD}"
 """
-    assert set_pin(before, "deps.aiter.commit", NEW) == f"""[deps.ck]
+    assert (
+        set_pin(before, "deps.aiter.commit", NEW)
+        == f"""[deps.ck]
 path = "3rdparty/composable_kernel"
 commit = "{OLD}"
 
@@ -151,6 +162,7 @@ commit = "{OLD}"
 path = "3rdparty/aiter"
 commit = "{NEW}"
 """
+    )
 
 
 def test_set_pin_ignores_commented_out_pin() -> None:
@@ -161,13 +173,16 @@ notes = '''
 commit = "{OLD}"
 '''
 """
-    assert set_pin(before, "deps.aiter.commit", NEW) == f"""[deps.aiter]
+    assert (
+        set_pin(before, "deps.aiter.commit", NEW)
+        == f"""[deps.aiter]
 # commit = "{OLD}"  (before the FP8 fix)
 commit = "{NEW}"
 notes = '''
 commit = "{OLD}"
 '''
 """
+    )
 
 
 def test_set_pin_dotted_key_form() -> None:

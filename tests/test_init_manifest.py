@@ -19,7 +19,9 @@ SUBMODULES = [
 
 
 def test_render_init_writes_one_table_per_submodule() -> None:
-    assert render_init(SUBMODULES) == f"""\
+    assert (
+        render_init(SUBMODULES)
+        == f"""\
 # Pins of this project's git dependencies; `qola bump NAME` moves one.
 
 [qola]
@@ -34,6 +36,7 @@ commit = "{AITER}"
 path = "3rdparty/composable_kernel"
 commit = "{CK}"
 """
+    )
 
 
 def test_render_init_output_loads(tmp_path: Path) -> None:

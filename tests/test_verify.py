@@ -49,6 +49,27 @@ def test_verify_branch_at_pin_passes(pinned_clean, run_qola):
     assert verify(run_qola, pinned_clean).exit_code == 0
 
 
+def test_verify_reports_patches_it_cannot_check(make_project, upstream, run_qola):
+    project = make_project(extra='patches = "patches/lib"\n')
+    res = run_qola("verify", "--format", "json", "-m", str(project.manifest))
+    assert res.exit_code == 1
+    assert kinds(res) == ["patches", "missing"]
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 2
+    assert res.stderr.startswith(
+        "qola: lib: patch series (patches/lib) are not supported by this qola yet; nothing was done"
+    )
+    assert not (project.root / "3rdparty").exists()
+
+
+def test_verify_dep_with_broken_git_dir_fails_and_never_reads_the_project(pinned_clean, run_qola):
+    """With its refs gone, the dep is no repository: git must not fall back to the project's."""
+    shutil.rmtree(pinned_clean.lib / ".git" / "refs")
+    res = run_qola("verify", "-m", str(pinned_clean.manifest))
+    assert res.exit_code != 0
+    assert "not a git repository" in res.stderr
+
+
 # Every way we found to make the tree differ from the manifest, with the kind verify must name.
 def _modified_file(p, u):
     (p.lib / "lib.txt").write_text("edited\n")
@@ -117,6 +138,17 @@ def _dep_empty_folder(p, u):
     p.lib.mkdir()
 
 
+def _replace_ref_hides_other_content(p, u):
+    """`git replace` makes the pin show another commit's tree; qola must see the real one."""
+    git(p.lib, "fetch", "-q", "--unshallow", str(u.lib))
+    git(p.lib, "replace", u.lib_v2, u.lib_tip)
+    git(p.lib, "reset", "-q", "--hard")
+
+
+def _nested_gitlink_removed_from_index(p, u):
+    git(p.lib, "rm", "-q", "--cached", "extern/nested")
+
+
 def _pin_changed_in_manifest(p, u):
     p.set_pin(u.lib_v2, u.lib_tip)
 
@@ -138,6 +170,8 @@ MUTATIONS = {
     "dep-replaced-by-folder": (_dep_replaced_by_folder, "missing", ()),
     "dep-empty-folder": (_dep_empty_folder, "missing", ()),
     "pin-changed": (_pin_changed_in_manifest, "wrong-commit", ()),
+    "replace-ref": (_replace_ref_hides_other_content, "dirty", ()),
+    "nested-gitlink-unstaged": (_nested_gitlink_removed_from_index, "dirty", ()),
     "untracked-strict": (lambda p, u: (p.lib / "new.txt").write_text("x"), "dirty", ("--strict",)),
     "nested-untracked-strict": (
         lambda p, u: (p.nested / "new.txt").write_text("x"),

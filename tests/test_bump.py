@@ -1,0 +1,286 @@
+"""`qola bump`, `qola freeze` and `qola init`: moving pins without disturbing anything else."""
+
+from __future__ import annotations
+
+import pytest
+from repos import git, head, init_repo, snapshot
+
+import qola.bump
+
+
+@pytest.fixture
+def at_v1(pinned_clean, upstream, run_qola):
+    """lib pinned and checked out at v1 (full history present), manifest committed."""
+    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v1)
+    git(pinned_clean.root, "commit", "-q", "-am", "pin v1")
+    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
+    return pinned_clean
+
+
+def test_bump_to_track_rewrites_only_the_pin_and_checks_out(at_v1, upstream, run_qola):
+    before = at_v1.manifest.read_bytes()
+    res = run_qola("bump", "lib", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert before.replace(upstream.lib_v1.encode(), upstream.lib_tip.encode()) == (
+        at_v1.manifest.read_bytes()
+    )
+    assert b"  # lib v2\n" in at_v1.manifest.read_bytes()  # the comment on the pin's line
+    assert head(at_v1.lib) == upstream.lib_tip
+    assert head(at_v1.nested) == upstream.nested_v2
+    assert res.stdout.splitlines()[0] == (
+        f"lib {upstream.lib_v1[:7]}..{upstream.lib_tip[:7]} (2 commits)"
+    )
+    assert res.stdout.splitlines()[1:] == [
+        f"  {upstream.lib_tip[:7]} lib v4",
+        f"  {upstream.lib_v2[:7]} lib v2, nested v2",
+    ]
+    assert run_qola("verify", "-m", str(at_v1.manifest)).exit_code == 0
+
+
+def test_bump_from_shallow_clone_deepens_for_the_log(pinned_clean, upstream, run_qola):
+    """qola's own clones are one commit deep; bump still counts and lists the commits."""
+    assert git(pinned_clean.lib, "rev-list", "--count", "HEAD") == "1"
+    res = run_qola("bump", "lib", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        f"lib {upstream.lib_v2[:7]}..{upstream.lib_tip[:7]} (1 commit)",
+        f"  {upstream.lib_tip[:7]} lib v4",
+    ]
+
+
+def test_bump_to_annotated_tag(at_v1, upstream, run_qola):
+    res = run_qola("bump", "lib", "--to", "v2.0", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert upstream.lib_v2 in at_v1.manifest.read_text()
+    assert head(at_v1.lib) == upstream.lib_v2
+
+
+def test_bump_dry_run_writes_nothing(at_v1, upstream, run_qola):
+    before = at_v1.manifest.read_bytes()
+    res = run_qola("bump", "lib", "--dry-run", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0
+    assert res.stdout.endswith("dry run: nothing was written\n")
+    assert at_v1.manifest.read_bytes() == before
+    assert head(at_v1.lib) == upstream.lib_v1
+
+
+def test_bump_backwards_is_refused_and_writes_nothing(pinned_clean, upstream, run_qola):
+    git(pinned_clean.lib, "fetch", "-q", "--unshallow", str(upstream.lib))
+    before = snapshot(pinned_clean.root)
+    res = run_qola("bump", "lib", "--to", upstream.lib_v1, "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: lib: {upstream.lib_v1[:12]} ({upstream.lib_v1}) does not descend from the "
+        f"current pin {upstream.lib_v2[:12]}; nothing was changed\n"
+        "hint: if moving back (or sideways) is intended, add --allow-downgrade\n"
+    )
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_bump_sideways_needs_allow_downgrade(at_v1, upstream, run_qola):
+    res = run_qola("bump", "lib", "--to", "side", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr  # side descends from v1
+    res = run_qola("bump", "lib", "--to", "main", "-m", str(at_v1.manifest))
+    assert res.exit_code == 2
+    assert "does not descend from the current pin" in res.stderr
+    res = run_qola("bump", "lib", "--to", "main", "--allow-downgrade", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(at_v1.lib) == upstream.lib_tip
+
+
+def test_bump_unknown_ref_exits_2_and_writes_nothing(at_v1, upstream, run_qola):
+    before = snapshot(at_v1.root)
+    res = run_qola("bump", "lib", "--to", "no-such-branch", "-m", str(at_v1.manifest))
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: lib: 'no-such-branch' is neither a branch nor a tag of {upstream.lib}; "
+        "nothing was changed\nhint: give an existing branch, tag or a full commit SHA\n"
+    )
+    assert snapshot(at_v1.root) == before
+
+
+def test_bump_unknown_dependency_exits_2(at_v1, run_qola):
+    before = snapshot(at_v1.root)
+    res = run_qola("bump", "lbi", "-m", str(at_v1.manifest))
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: {at_v1.manifest}: no dependency named 'lbi'\nhint: did you mean 'lib'?\n"
+    )
+    assert snapshot(at_v1.root) == before
+
+
+def test_bump_offline_ref_not_present_exits_3(pinned_clean, run_qola):
+    before = snapshot(pinned_clean.root)
+    res = run_qola("bump", "lib", "--offline", "--to", "release", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 3
+    assert res.stderr.startswith(
+        "qola: lib: 'release' is not known locally and --offline forbids asking"
+    )
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_bump_refuses_over_local_work_and_writes_nothing(at_v1, run_qola):
+    (at_v1.lib / "README").write_text("mine\n")
+    before = without_fetched_objects(snapshot(at_v1.root))
+    res = run_qola("bump", "lib", "-m", str(at_v1.manifest))
+    assert res.exit_code == 4
+    assert "uncommitted: 3rdparty/lib/README (modified)" in res.stderr
+    assert "qola: the checkout failed; qola.toml was left unchanged: nothing was committed" in (
+        res.stderr
+    )
+    assert without_fetched_objects(snapshot(at_v1.root)) == before
+
+
+def without_fetched_objects(state: dict[str, str]) -> dict[str, str]:
+    """A snapshot less what a fetch adds: objects (and FETCH_HEAD, shallow), no refs or files."""
+    git_internal = ("/.git/objects/", "/.git/FETCH_HEAD", "/.git/shallow")
+    return {k: v for k, v in state.items() if not any(part in k for part in git_internal)}
+
+
+def test_bump_failing_checkout_writes_nothing(at_v1, upstream, run_qola):
+    """An untracked file the new pin would overwrite: git refuses, the manifest stays."""
+    (at_v1.lib / "lib.txt").write_text("mine, untracked\n")
+    res = run_qola("bump", "lib", "-m", str(at_v1.manifest))
+    assert res.exit_code == 3
+    assert "untracked working tree files would be overwritten" in res.stderr
+    assert upstream.lib_v1 in at_v1.manifest.read_text()
+    assert head(at_v1.lib) == upstream.lib_v1
+    assert (at_v1.lib / "lib.txt").read_text() == "mine, untracked\n"
+
+
+def test_bump_manifest_changed_meanwhile_writes_nothing(at_v1, upstream, run_qola, monkeypatch):
+    read = qola.bump.read_manifest
+
+    def read_then_someone_edits(manifest):
+        raw, text = read(manifest)
+        manifest.path.write_text(text + "# edited by someone else\n")
+        return raw, text
+
+    monkeypatch.setattr(qola.bump, "read_manifest", read_then_someone_edits)
+    res = run_qola("bump", "lib", "-m", str(at_v1.manifest))
+    assert res.exit_code == 2
+    assert "changed on disk since qola read it; nothing was written" in res.stderr
+    assert at_v1.manifest.read_text().endswith("# edited by someone else\n")
+    assert upstream.lib_v1 in at_v1.manifest.read_text()
+
+
+@pytest.fixture
+def te_style(tmp_path, upstream, run_qola):
+    """The TE layout: lib is a submodule of the root, pinned by `[qola] lib_commit`."""
+    root = init_repo(tmp_path / "te")
+    git(root, "submodule", "add", "-q", str(upstream.lib), "3rdparty/lib")
+    git(root, "-C", "3rdparty/lib", "checkout", "-q", upstream.lib_v1)
+    git(root, "add", "3rdparty/lib")
+    (root / "qola.toml").write_bytes(
+        b'[qola]\r\nnamespace = "te"\r\n'
+        + f"lib_commit = '{upstream.lib_v1}' # pinned for 6.4\r\n".encode()
+        + b'\r\n[build]\r\njobs = 8\r\n\r\n[[modules]]\r\nname = "lib"\r\n'
+    )
+    git(root, "add", "qola.toml")
+    git(root, "commit", "-q", "-m", "pin lib")
+    assert run_qola("checkout", "-m", str(root / "qola.toml")).exit_code == 0
+    return root
+
+
+def test_bump_commit_legacy_form_commits_manifest_and_gitlink(te_style, upstream, run_qola):
+    root = te_style
+    before = (root / "qola.toml").read_bytes()
+    (root / "unrelated.txt").write_text("staged by the user\n")
+    git(root, "add", "unrelated.txt")
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(root / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    after = (root / "qola.toml").read_bytes()
+    assert after == before.replace(upstream.lib_v1.encode(), upstream.lib_v2.encode())
+    assert b"\r\n" in after and b"'" + upstream.lib_v2.encode() + b"' # pinned" in after
+    message = git(root, "log", "-1", "--format=%B")
+    assert message == (
+        f"Bump lib from {upstream.lib_v1[:7]} to {upstream.lib_v2[:7]}\n\n"
+        f"{upstream.lib_v2[:7]} lib v2, nested v2"
+    )
+    assert git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == [
+        "3rdparty/lib",
+        "qola.toml",
+    ]
+    assert git(root, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_v2
+    assert git(root, "diff", "--cached", "--name-only") == "unrelated.txt"  # still staged
+    assert run_qola("verify", "-m", str(root / "qola.toml")).exit_code == 0
+
+
+def test_bump_without_commit_stages_the_gitlink(te_style, upstream, run_qola):
+    res = run_qola("bump", "lib", "--to", "v2.0", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    staged = git(te_style, "ls-files", "-s", "3rdparty/lib").split()[1]
+    assert staged == upstream.lib_v2
+    assert run_qola("verify", "-m", str(te_style / "qola.toml")).exit_code == 0
+
+
+def test_bump_no_checkout_leaves_the_dependency(at_v1, upstream, run_qola):
+    res = run_qola("bump", "lib", "--no-checkout", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert upstream.lib_tip in at_v1.manifest.read_text()
+    assert head(at_v1.lib) == upstream.lib_v1
+
+
+def test_freeze_rewrites_pin_to_checked_out_commit(at_v1, upstream, run_qola):
+    git(at_v1.lib, "checkout", "-q", upstream.lib_v2)
+    before = at_v1.manifest.read_bytes()
+    res = run_qola("freeze", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"lib {upstream.lib_v1[:12]} -> {upstream.lib_v2[:12]}\n"
+    assert at_v1.manifest.read_bytes() == before.replace(
+        upstream.lib_v1.encode(), upstream.lib_v2.encode()
+    )
+
+
+def test_freeze_expands_abbreviated_legacy_sha(te_style, upstream, run_qola):
+    manifest = te_style / "qola.toml"
+    manifest.write_bytes(
+        manifest.read_bytes().replace(
+            upstream.lib_v1.encode(), b"%s" % upstream.lib_v1[:9].encode()
+        )
+    )
+    res = run_qola("freeze", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert (
+        f"lib_commit = '{upstream.lib_v1}' # pinned for 6.4\r\n".encode() in manifest.read_bytes()
+    )
+
+
+def test_freeze_missing_dependency_exits_3(make_project, run_qola):
+    project = make_project()
+    before = snapshot(project.root)
+    res = run_qola("freeze", "-m", str(project.manifest))
+    assert res.exit_code == 3
+    assert res.stderr == (
+        "qola: lib: 3rdparty/lib is not checked out; nothing to freeze\nhint: run qola checkout\n"
+    )
+    assert snapshot(project.root) == before
+
+
+def test_init_writes_manifest_for_root_submodules(te_style, upstream, run_qola):
+    (te_style / "qola.toml").unlink()
+    res = run_qola("init", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    text = (te_style / "qola.toml").read_text()
+    assert '[deps.lib]\npath = "3rdparty/lib"\n' in text
+    assert f'commit = "{upstream.lib_v1}"' in text
+    assert run_qola("verify", "-m", str(te_style / "qola.toml")).exit_code == 0
+
+
+def test_init_refuses_to_overwrite(te_style, run_qola):
+    before = snapshot(te_style)
+    res = run_qola("init", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: {te_style / 'qola.toml'}: already exists; nothing was written\n"
+        "hint: edit it, or use qola bump/freeze\n"
+    )
+    assert snapshot(te_style) == before
+
+
+def test_init_without_submodules_exits_2(tmp_path, run_qola):
+    root = init_repo(tmp_path / "plain")
+    res = run_qola("init", "-m", str(root / "qola.toml"))
+    assert res.exit_code == 2
+    assert "has no submodules to pin" in res.stderr
+    assert not (root / "qola.toml").exists()
