@@ -100,8 +100,11 @@ Each takes its first value from the environment variable of the same name.
   Use this folder as it is for the dependency ``<NAME>`` (upper case, other
   characters than letters, digits and ``_`` replaced by ``_``), the
   FetchContent convention. qola reports the dependency as ``overridden``.
-  A relative path is relative to the top-level source folder. When the cache
-  variable is unset, the environment variable of the same name is used.
+  A relative path is relative to the top-level source folder. The first
+  ``qola_checkout()`` declares one such ``PATH`` setting per dependency,
+  seeded from the environment variable of the same name (the ``qola``
+  command line honours that variable too); from then on the cache decides,
+  and an empty value means "check it out".
 
 Result variables
 ^^^^^^^^^^^^^^^^
@@ -240,19 +243,44 @@ function(_qola_check_import python)
   set(_QOLA_IMPORT_CHECKED "${python}" CACHE INTERNAL "interpreter known to import qola")
 endfunction()
 
-# Every QOLA_SOURCE_DIR_<NAME> override set in CMake, as NAME=absolute-path pairs.
+# Every QOLA_SOURCE_DIR_<NAME> defined in CMake, as VAR=absolute-path pairs;
+# VAR= (empty) for one defined empty, which then hides the environment's.
 function(_qola_overrides out)
   get_cmake_property(variables VARIABLES)
   list(FILTER variables INCLUDE REGEX "^QOLA_SOURCE_DIR_.")
   set(pairs "")
   foreach(variable IN LISTS variables)
-    if(NOT "${${variable}}" STREQUAL "")
+    if("${${variable}}" STREQUAL "")
+      list(APPEND pairs "${variable}=")
+    else()
       cmake_path(ABSOLUTE_PATH ${variable} BASE_DIRECTORY "${CMAKE_SOURCE_DIR}"
         NORMALIZE OUTPUT_VARIABLE dir)
       list(APPEND pairs "${variable}=${dir}")
     endif()
   endforeach()
   set(${out} "${pairs}" PARENT_SCOPE)
+endfunction()
+
+# What a run's results depend on besides files: the qola command line and
+# each named dependency's override in effect (CMake's setting when defined,
+# else the environment's).
+function(_qola_stamp_key out command)
+  set(effective "")
+  foreach(name IN LISTS ARGN)
+    _qola_cmake_name(upper "${name}")
+    set(variable QOLA_SOURCE_DIR_${upper})
+    if(DEFINED ${variable})
+      set(value "${${variable}}")
+      if(NOT value STREQUAL "")
+        cmake_path(ABSOLUTE_PATH value BASE_DIRECTORY "${CMAKE_SOURCE_DIR}" NORMALIZE)
+      endif()
+    else()
+      set(value "$ENV{${variable}}")
+    endif()
+    list(APPEND effective "${variable}=${value}")
+  endforeach()
+  string(SHA1 key "${_QOLA_RESULTS_FORMAT}|${command}|${effective}")
+  set(${out} "${key}" PARENT_SCOPE)
 endfunction()
 
 # Sets `out` to TRUE when every path/expectation pair in the stamp still holds
@@ -325,9 +353,17 @@ function(_qola_add_verify_target id overrides)
   if(TARGET _qola_verify_${id})
     return()
   endif()
+  set(env "")
+  foreach(pair IN LISTS overrides)
+    if(pair MATCHES "^([^=]+)=$")
+      list(APPEND env "--unset=${CMAKE_MATCH_1}")
+    else()
+      list(APPEND env "${pair}")
+    endif()
+  endforeach()
   add_custom_target(_qola_verify_${id}
     COMMAND "${CMAKE_COMMAND}" -E env --unset=QOLA_MANIFEST --unset=QOLA_ROOT
-      --unset=QOLA_SAFE_DIRECTORY ${overrides} ${ARGN}
+      --unset=QOLA_SAFE_DIRECTORY ${env} ${ARGN}
     WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
     COMMENT "qola: verifying the dependencies"
     VERBATIM USES_TERMINAL)
@@ -413,25 +449,16 @@ function(qola_checkout)
     list(APPEND command ${names})
   endif()
 
-  # The environment overrides for the dependencies a previous run named, so a
-  # change in them invalidates the stamp too.
-  set(known_env "")
-  if(DEFINED _QOLA_DEPS_${id})
-    foreach(name IN LISTS _QOLA_DEPS_${id})
-      _qola_cmake_name(upper "${name}")
-      if(DEFINED ENV{QOLA_SOURCE_DIR_${upper}})
-        list(APPEND known_env "QOLA_SOURCE_DIR_${upper}=$ENV{QOLA_SOURCE_DIR_${upper}}")
-      endif()
-    endforeach()
-  endif()
-  string(SHA1 key "${_QOLA_RESULTS_FORMAT}|${command}|${overrides}|${known_env}")
-
-  # Fast path: the last successful run's stamp still holds.
+  # Fast path: the last successful run had the same settings and overrides,
+  # and its stamp still holds.
   set(fast FALSE)
-  if(NOT QOLA_SKIP_CHECKOUT AND "${_QOLA_KEY_${id}}" STREQUAL "${key}" AND EXISTS "${results}")
-    _qola_read_results("${results}")
-    if("${_QOLA_FORMAT}" STREQUAL "${_QOLA_RESULTS_FORMAT}")
-      _qola_stamp_holds(fast ${_QOLA_STAMP})
+  if(NOT QOLA_SKIP_CHECKOUT AND DEFINED _QOLA_DEPS_${id} AND EXISTS "${results}")
+    _qola_stamp_key(key "${command}" ${_QOLA_DEPS_${id}})
+    if("${_QOLA_KEY_${id}}" STREQUAL "${key}")
+      _qola_read_results("${results}")
+      if("${_QOLA_FORMAT}" STREQUAL "${_QOLA_RESULTS_FORMAT}")
+        _qola_stamp_holds(fast ${_QOLA_STAMP})
+      endif()
     endif()
   endif()
 
@@ -446,10 +473,23 @@ function(qola_checkout)
         "(${_QOLA_MODULE_DIR}) are different versions")
     endif()
     if(NOT QOLA_SKIP_CHECKOUT AND NOT "${_QOLA_STAMP}" STREQUAL "")
+      # Before the override settings below are declared: seeded from the
+      # environment, they leave the key as the run saw it.
+      _qola_stamp_key(key "${command}" ${QOLA_DEPENDENCIES})
       set(_QOLA_KEY_${id} "${key}" CACHE INTERNAL "qola: settings of the last good checkout")
     endif()
   endif()
   set(_QOLA_DEPS_${id} "${QOLA_DEPENDENCIES}" CACHE INTERNAL "qola: dependencies of a manifest")
+  # One override setting per dependency, seeded from the environment; from
+  # then on the cache decides (empty: check the dependency out).
+  foreach(name IN LISTS QOLA_DEPENDENCIES)
+    _qola_cmake_name(upper "${name}")
+    if(NOT DEFINED CACHE{QOLA_SOURCE_DIR_${upper}})
+      _qola_env_default(seed QOLA_SOURCE_DIR_${upper} "")
+      set(QOLA_SOURCE_DIR_${upper} "${seed}" CACHE PATH
+        "qola: use this folder as it is for dependency ${name} (empty: check it out)")
+    endif()
+  endforeach()
 
   if(_QOLA_CONFIGURE_DEPENDS)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_QOLA_CONFIGURE_DEPENDS})
@@ -463,7 +503,7 @@ function(qola_checkout)
       foreach(name IN LISTS QOLA_DEPENDENCIES)
         _qola_cmake_name(upper "${name}")
         string(SUBSTRING "${QOLA_${upper}_SHA}" 0 12 short)
-        if(NOT "${QOLA_SOURCE_DIR_${upper}}$ENV{QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
+        if(NOT "${QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
           message(STATUS "qola: ${name} overridden by ${QOLA_${upper}_SOURCE_DIR}")
         else()
           message(STATUS "qola: ${name} ${short} unchanged since the last configure")
@@ -525,7 +565,11 @@ function(_qola_run python manifest results overrides)
       list(APPEND saved "${variable}=$ENV{${variable}}")
     endif()
     list(APPEND cleared ${variable})
-    set(ENV{${variable}} "${value}")
+    if(value STREQUAL "")
+      unset(ENV{${variable}})
+    else()
+      set(ENV{${variable}} "${value}")
+    endif()
   endforeach()
 
   execute_process(

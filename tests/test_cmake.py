@@ -357,6 +357,10 @@ def make_patch(tmp_path: Path, upstream: Upstream, name: str, text: str) -> str:
     return git(work, "format-patch", "-1", "--stdout") + "\n"
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="checkout refuses a patch series (exit 2) until the core applies patches (DESIGN §7)",
+)
 def test_patch_file_edit_or_addition_reruns_configure_on_build(
     consumer: Consumer, upstream: Upstream, tmp_path: Path
 ) -> None:
@@ -426,7 +430,7 @@ def test_source_dir_cache_variable_uses_folder_as_is(
     )
 
 
-def test_source_dir_environment_variable_uses_folder_as_is(
+def test_source_dir_environment_variable_seeds_the_cache_setting(
     consumer: Consumer, upstream: Upstream, tmp_path: Path
 ) -> None:
     elsewhere = tmp_path / "my-lib"
@@ -437,6 +441,14 @@ def test_source_dir_environment_variable_uses_folder_as_is(
 
     assert not consumer.lib.exists()
     assert consumer.exported()["source_dir"] == elsewhere.as_posix()
+    cache = (consumer.build / "CMakeCache.txt").read_text()
+    assert f"QOLA_SOURCE_DIR_LIB:PATH={elsewhere}\n" in cache
+
+    # From then on the cache decides, whatever the environment says.
+    consumer.configure("-DQOLA_SOURCE_DIR_LIB=")
+
+    assert head(consumer.lib) == upstream.lib_v1
+    assert consumer.exported()["source_dir"] == consumer.lib.as_posix()
 
 
 def test_skip_checkout_leaves_dependency_and_warns_about_mismatch(
