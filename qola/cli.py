@@ -175,15 +175,18 @@ def session(common: Common) -> Iterator[Session]:
         restore_signals()
 
 
-@cli.command(epilog=EXIT_CODES)
-@common_options()
-@click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
-@click.option("--force", is_flag=True, help="Move dependencies even over local work (saved first).")
-@click.option(
+cmake_out_option = click.option(
     "--cmake-out",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write QOLA_<NAME>_SHA/_SOURCE_DIR for CMake here (only when it changes).",
 )
+
+
+@cli.command(epilog=EXIT_CODES)
+@common_options()
+@click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
+@click.option("--force", is_flag=True, help="Move dependencies even over local work (saved first).")
+@cmake_out_option
 @handle_errors
 def checkout(common: Common, offline: bool, force: bool, cmake_out: Path | None) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
@@ -230,11 +233,7 @@ def checkout(common: Common, offline: bool, force: bool, cmake_out: Path | None)
     help="Output format.",
 )
 @click.option("--strict", is_flag=True, help="Untracked files count as dirt too.")
-@click.option(
-    "--cmake-out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write QOLA_<NAME>_SHA/_SOURCE_DIR for CMake here (only when it changes).",
-)
+@cmake_out_option
 @handle_errors
 def verify(common: Common, fmt: str, strict: bool, cmake_out: Path | None) -> None:
     """Check, read-only and offline, that the tree matches the manifest."""

@@ -24,7 +24,7 @@ def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstre
     # Only the pinned commit was fetched, by SHA, one commit deep.
     assert "fetched" in res.stderr and "by SHA (depth 1)" in res.stderr
     assert git(project.lib, "rev-list", "--count", "HEAD") == "1"
-    assert not list(project.lib.parent.glob(".*qola-clone"))
+    assert not list(project.lib.parent.glob(".*qola-clone*"))
 
 
 def test_checkout_noop_runs_no_git_and_changes_nothing(pinned_clean, tmp_path):
