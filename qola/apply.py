@@ -222,7 +222,10 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
         label = f"{dep.path}/{sub}" if sub else dep.path
         stash = runner.run(tree, "stash", "create", check=False)
         saved = stash.stdout.strip()
-        if stash.status != 0 or (saved and not _SHA.match(saved)):
+        # An error says something (a merge in progress: "needs merge"). Silence with no
+        # commit means nothing to save; nothing is reset then, and git (never forced)
+        # refuses to move over anything left.
+        if stash.stderr.strip() or (saved and not _SHA.match(saved)):
             raise RefusedError(
                 dep.name,
                 f"cannot save the uncommitted changes of {label} "
