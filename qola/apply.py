@@ -20,6 +20,8 @@ from qola.plan import Plan
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 PIN_REF = "refs/qola/pin"  # the commit qola checked out last: not someone's unsaved work
 BACKUP_PREFIX = "refs/qola/backup"
+# What the fallback fetch takes when a server refuses to send a commit by SHA.
+_BROAD = ("+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
 
 
 @dataclass(frozen=True)
@@ -168,15 +170,14 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
         "-q",
         "--end-of-options",
         dep.url,
-        "+refs/heads/*:refs/remotes/origin/*",
-        "+refs/tags/*:refs/tags/*",
+        *_BROAD,
         check=False,
         network=True,
     )
     if broad.status != 0:
         from qola.git import command_error
 
-        raise command_error(dep.name, ["fetch", dep.url, "(branches and tags)"], broad)
+        raise command_error(dep.name, ["fetch", "-q", "--end-of-options", dep.url, *_BROAD], broad)
     if not has_commit(runner, worktree, dep.commit):
         raise GitError(
             dep.name,

@@ -196,7 +196,10 @@ def test_checkout_unreachable_url_names_command_and_git_error(
     project.manifest.write_text(text.replace(str(upstream.lib), f"{tmp_path}/no-such-repo"))
     res = run_qola("checkout", "-m", str(project.manifest))
     assert res.exit_code == 3
-    assert f"qola: lib: `git fetch {tmp_path}/no-such-repo` failed with exit code" in res.stderr
+    assert (
+        f"qola: lib: `git fetch -q --end-of-options {tmp_path}/no-such-repo "
+        "+refs/heads/*:refs/remotes/origin/* +refs/tags/*:refs/tags/*` failed with exit code"
+    ) in res.stderr
     assert "does not appear to be a git repository" in res.stderr
 
 

@@ -53,7 +53,7 @@ def test_verify_reports_patches_it_cannot_check(make_project, upstream, run_qola
     project = make_project(extra='patches = "patches/lib"\n')
     res = run_qola("verify", "--format", "json", "-m", str(project.manifest))
     assert res.exit_code == 1
-    assert kinds(res) == ["patches", "missing"]
+    assert kinds(res) == ["missing", "patches"]
     res = run_qola("checkout", "-m", str(project.manifest))
     assert res.exit_code == 2
     assert res.stderr.startswith(
