@@ -6,15 +6,17 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
 
-from qola import gitfiles
-from qola.errors import GitError, RefusedError
+from qola import gitfiles, patches
+from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner
 from qola.manifest import Dep
-from qola.observe import LocalWork, has_commit, observe_local_work
+from qola.observe import LocalWork, has_commit, observe_local_work, submodule_states
+from qola.patches import Series
 from qola.plan import Plan
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -49,23 +51,110 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         return outcome
     state = plan.state
     dep = state.dep
-    work = observe_local_work(runner, state, list(plan.moving_submodules), plan.move_head)
+    move_head = plan.move_head
+    target = state.wanted
+    found = None
+    if state.patched and target is None and state.head is not None:
+        # The series' result is not remembered here. HEAD may be it all the same (qola's
+        # memory lost): worked out in a scratch store, so a refusal below writes nothing.
+        found = _already_patched(runner, state.worktree, dep, state.series[""], state.head)
+        target = found.head if found else None
+        move_head = found is None
+    work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
     if work:
         if not options.force:
             raise refusal(dep, work)
         outcome.notes.extend(_back_up(runner, plan, work))
+    if found is not None and state.gitdir is not None:
+        patches.remember(state.gitdir, state.series[""], found)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
-    if plan.move_head:
+    if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
-        _run(runner, state.worktree, dep, "checkout", "-q", "--detach", dep.commit)
+        if target is None:
+            target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
+        _run(runner, state.worktree, dep, "checkout", "-q", "--detach", target)
         # Only now: a failed checkout must not make the old pin look like unsaved work.
-        _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, dep.commit)
-        outcome.actions.append(f"checked out {dep.commit[:12]}")
+        _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, target)
+        outcome.actions.append(f"checked out {_label(dep.commit, state.series.get(''))}")
     if plan.update_submodules:
         _update_submodules(runner, state.worktree, dep)
         outcome.actions.append("updated nested submodules")
+    if plan.update_submodules or move_head:
+        _patch_nested(runner, state.worktree, dep, state.series, outcome)
     return outcome
+
+
+def _label(commit: str, series: Series | None) -> str:
+    if series is None:
+        return commit[:12]
+    return f"{commit[:12]} + {len(series.patches)} patch(es)"
+
+
+def _build(
+    runner: Runner, worktree: Path, dep: Dep, series: Series, base: str, outcome: Outcome
+) -> str:
+    """The commit base + series, made (or found remembered) in the repository at worktree."""
+    gitdir = gitfiles.git_dir(worktree)
+    applied = patches.remembered(gitdir, series, base) if gitdir else None
+    if applied is None:
+        applied = patches.build(runner, worktree, base, series, dep.name, scratch=False)
+        if gitdir is not None:
+            patches.remember(gitdir, series, applied)
+        where = f" in {series.repo}" if series.repo else ""
+        outcome.notes.append(
+            f"applied {len(series.patches)} patch(es){where}: {applied.head[:12]}"
+        )
+    return applied.head
+
+
+def _already_patched(
+    runner: Runner, worktree: Path, dep: Dep, series: Series, head: str
+) -> patches.Applied | None:
+    """The series as applied, when HEAD is exactly the pin plus the series; else None."""
+    found = patches.on_head(runner, worktree, dep.commit, head, len(series.patches))
+    if found is None or [name for _, name in found] != [p.name for p in series.patches]:
+        return None
+    applied = patches.build(runner, worktree, dep.commit, series, dep.name, scratch=True)
+    return applied if applied.head == head else None
+
+
+def _patch_nested(
+    runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], outcome: Outcome
+) -> None:
+    """Put each nested submodule's series on top of its gitlink (parents first)."""
+    nested = [s for repo, s in series.items() if repo]
+    if not nested:
+        return
+    if not dep.submodules:
+        raise UsageError(
+            dep.name,
+            f"the patch folder {dep.patches} has patches for nested submodules "
+            f"({', '.join(s.repo for s in nested)}) but submodules = false",
+            "set submodules = true, or move those patches away",
+        )
+    for one in nested:
+        gitdir = gitfiles.git_dir(worktree)
+        head = gitfiles.read_head(gitdir)[0] if gitdir else None
+        links = (
+            submodule_states(runner, worktree, gitdir, head, write_cache=False)
+            if gitdir and head
+            else None
+        )
+        found = {s.path: s for top in links or () for s in top.walk()}
+        sub = found.get(one.repo)
+        if sub is None or sub.head is None:
+            raise UsageError(
+                dep.name,
+                f"{dep.patches}/{one.repo} holds patches, but {one.repo} is not a "
+                f"nested submodule of {dep.path} that git checks out",
+                f"name the sub-folder after the submodule's path in {dep.name}",
+            )
+        tree = worktree / one.repo
+        target = _build(runner, tree, dep, one, sub.expected, outcome)
+        if sub.head != target:
+            _run(runner, tree, dep, "checkout", "-q", "--detach", target)
+        _run(runner, tree, dep, "update-ref", "--no-deref", PIN_REF, target)
 
 
 def _run(runner: Runner, cwd: Path, dep: Dep, *args: str) -> str:
@@ -92,10 +181,14 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         _run(runner, temp, dep, "init", "-q")
         _run(runner, temp, dep, "remote", "add", "--end-of-options", "origin", dep.url)
         _fetch(runner, temp, dep, shallow=True, outcome=outcome)
-        _run(runner, temp, dep, "checkout", "-q", "--detach", dep.commit)
-        _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, dep.commit)
+        head = dep.commit
+        if "" in plan.state.series:
+            head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
+        _run(runner, temp, dep, "checkout", "-q", "--detach", head)
+        _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, head)
         if dep.submodules:
             _update_submodules(runner, temp, dep)
+        _patch_nested(runner, temp, dep, plan.state.series, outcome)
         if target.exists():
             target.rmdir()  # an empty folder, e.g. an uninitialised submodule of the root
         os.replace(temp, target)

@@ -7,7 +7,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from qola.apply import Options, Outcome, apply
-from qola.errors import EXIT_MISMATCH, MismatchError, QolaError, UsageError
+from qola.errors import EXIT_MISMATCH, MismatchError, QolaError
 from qola.git import Runner
 from qola.lock import root_lock
 from qola.manifest import Dep, Manifest
@@ -76,13 +76,6 @@ def _checkout_one(
     lock: _LazyLock,
 ) -> None:
     try:
-        if dep.patches is not None:
-            raise UsageError(
-                dep.name,
-                f"patch series ({dep.patches}) are not supported by this qola yet; "
-                "nothing was done",
-                "remove the patches key to check out the bare pin",
-            )
         state = observe(manifest, dep, None)
         if state.is_synced or state.overridden:
             # The fast path every configure takes: files read, no git run, no lock.
@@ -108,14 +101,16 @@ def _checkout_one(
 
 
 def _check_commits(manifest: Manifest, dep: Dep, runner: Runner) -> DepState:
-    """The post-checkout verifier: HEAD and every nested submodule at the manifest's commits."""
+    """The post-checkout verifier: HEAD and every nested submodule at the manifest's commits
+    (plus their patch series)."""
     state = observe(manifest, dep, runner, write_cache=True)
-    if not state.at_pin:
+    if not state.at_target:
+        wanted = state.wanted or f"{dep.commit} + its patch series"
         raise MismatchError(
-            dep.name, f"HEAD is {state.head or 'unreadable'} after checkout, not {dep.commit}"
+            dep.name, f"HEAD is {state.head or 'unreadable'} after checkout, not {wanted}"
         )
     if dep.submodules:
-        bad = [s for top in state.submodules or () for s in top.walk() if s.head != s.expected]
+        bad = [s for top in state.submodules or () for s in top.walk() if not s.at_target]
         if state.submodules is None or bad:
             detail = ", ".join(f"{s.path} at {s.head or 'uninitialised'}" for s in bad)
             raise MismatchError(

@@ -74,8 +74,9 @@ class Runner:
         check: bool = True,
         subject: str | None = None,
         network: bool = False,
+        env: Mapping[str, str] | None = None,
     ) -> Output:
-        """Run `git -C cwd args…`; a failure raises GitError naming the command."""
+        """Run `git -C cwd args…` (env: extra variables); a failure raises GitError."""
         if not self._version_checked:
             # Checked at the first git call, so the no-op path (no git at all) does not pay.
             self._version_checked = True
@@ -88,9 +89,9 @@ class Runner:
             self.trust(cwd)
         command = ["git", "-C", str(cwd), *_HARDENING, *args]
         self.log.append(" ".join(["git", *args]))
-        env = self._environment()
-        env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
-        status, stdout, stderr = _execute(command, env, self.timeout if network else None)
+        full_env = {**self._environment(), **(env or {})}
+        full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
+        status, stdout, stderr = _execute(command, full_env, self.timeout if network else None)
         out = Output(status, stdout, stderr)
         if check and status != 0:
             raise command_error(subject or str(cwd), args, out)

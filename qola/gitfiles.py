@@ -89,20 +89,23 @@ def is_populated(worktree: Path) -> bool:
 
 # What qola learned about a commit is remembered in the repository's git dir:
 # a commit's gitlinks never change, so the cache never goes stale.
-def _cache_file(gitdir: Path, sha: str) -> Path:
-    return common_dir(gitdir) / "qola" / "commits" / f"{sha}.json"
+# A patch series' result is remembered the same way, keyed by a hash of pin and patches.
+def _cache_file(gitdir: Path, key: str, folder: str) -> Path:
+    return common_dir(gitdir) / "qola" / folder / f"{key}.json"
 
 
-def read_commit_cache(gitdir: Path, sha: str) -> dict[str, object] | None:
+def read_commit_cache(gitdir: Path, key: str, folder: str = "commits") -> dict[str, object] | None:
     try:
-        data = json.loads(_cache_file(gitdir, sha).read_text())
+        data = json.loads(_cache_file(gitdir, key, folder).read_text())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def write_commit_cache(gitdir: Path, sha: str, data: dict[str, object]) -> None:
-    path = _cache_file(gitdir, sha)
+def write_commit_cache(
+    gitdir: Path, key: str, data: dict[str, object], folder: str = "commits"
+) -> None:
+    path = _cache_file(gitdir, key, folder)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")

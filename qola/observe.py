@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import gitconfig, gitfiles
+from qola import gitconfig, gitfiles, patches
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
+from qola.patches import Series
 
 _GITLINK = re.compile(r"^160000 commit ([0-9a-f]+)\t(.*)$", re.S)
 
@@ -33,13 +35,24 @@ class SubmoduleState:
     """A nested submodule against the gitlink its parent's commit records."""
 
     path: str  # relative to the dependency's work tree
-    expected: str
+    expected: str  # the gitlink
     head: str | None  # None: not initialised
     children: tuple[SubmoduleState, ...] = ()
+    patched: bool = False  # a patch series goes on top of the gitlink
+    target: str | None = None  # gitlink + series, when known
+
+    @property
+    def wanted(self) -> str | None:
+        """The commit HEAD should be at; None when a series' result is not known yet."""
+        return self.target if self.patched else self.expected
+
+    @property
+    def at_target(self) -> bool:
+        return self.head is not None and self.head == self.wanted
 
     @property
     def ok(self) -> bool:
-        return self.head == self.expected and all(c.ok for c in self.children)
+        return self.at_target and all(c.ok for c in self.children)
 
     def walk(self) -> list[SubmoduleState]:
         """This submodule and every one below it."""
@@ -61,19 +74,35 @@ class DepState:
     branch: str | None
     submodules: tuple[SubmoduleState, ...] | None  # against HEAD's gitlinks; None: unknown
     overridden: bool = False
+    series: Mapping[str, Series] = field(default_factory=dict)  # "" and nested paths
+    target: str | None = None  # pin + the dependency's own series, when known
 
     @property
     def is_repo(self) -> bool:
         return self.gitdir is not None
 
     @property
+    def patched(self) -> bool:
+        return "" in self.series
+
+    @property
+    def wanted(self) -> str | None:
+        """The commit HEAD should be at; None when the series' result is not known yet."""
+        return self.target if self.patched else self.dep.commit
+
+    @property
     def at_pin(self) -> bool:
         return self.head is not None and self.head == self.dep.commit
 
     @property
+    def at_target(self) -> bool:
+        """HEAD is the pin, or the pin plus the patch series."""
+        return self.head is not None and self.head == self.wanted
+
+    @property
     def is_synced(self) -> bool:
-        """HEAD is the pin and every nested submodule is at its gitlink: nothing to do."""
-        if not self.at_pin:
+        """HEAD and every nested submodule at their pins (and patches): nothing to do."""
+        if not self.at_target:
             return False
         if not self.dep.submodules:
             return True
@@ -104,23 +133,35 @@ def override_variable(name: str) -> str:
 def observe(
     manifest: Manifest, dep: Dep, runner: Runner | None, write_cache: bool = False
 ) -> DepState:
-    """The dependency's state, read from its files (git runs only for an unseen commit)."""
+    """The dependency's state, read from its files (git runs only for an unseen commit).
+
+    Raises SeriesError when the dependency's patch folder cannot be read.
+    """
     override = override_dir(dep.name)
     worktree = override or manifest.root / dep.path
     gitdir = gitfiles.git_dir(worktree)
     # A file where the folder should be counts as existing: it must never be replaced.
     exists = gitfiles.is_populated(worktree) or (worktree.exists() and not worktree.is_dir())
+    series = {} if override else patches.load(manifest.root, dep)
     if gitdir is None:
-        return DepState(dep, worktree, exists, None, None, None, None, override is not None)
+        return DepState(
+            dep, worktree, exists, None, None, None, None, override is not None, series
+        )
     head, branch = gitfiles.read_head(gitdir)
     if head is None and runner is not None:
         head = head_sha(runner, worktree)
+    target = None
+    if "" in series:
+        applied = patches.remembered(gitdir, series[""], dep.commit)
+        target = applied.head if applied else None
     submodules = None
-    if dep.submodules and head is not None and runner is not None:
-        submodules = submodule_states(runner, worktree, gitdir, head, write_cache)
-    elif dep.submodules and head is not None:
-        submodules = submodule_states(None, worktree, gitdir, head, write_cache=False)
-    return DepState(dep, worktree, exists, gitdir, head, branch, submodules, override is not None)
+    if dep.submodules and head is not None:
+        writes = write_cache and runner is not None
+        submodules = submodule_states(runner, worktree, gitdir, head, writes, series)
+    return DepState(
+        dep, worktree, exists, gitdir, head, branch, submodules, override is not None, series,
+        target,
+    )  # fmt: skip
 
 
 def head_sha(runner: Runner, worktree: Path) -> str | None:
@@ -175,31 +216,48 @@ def gitlinks(
 
 
 def submodule_states(
-    runner: Runner | None, worktree: Path, gitdir: Path, sha: str, write_cache: bool
+    runner: Runner | None,
+    worktree: Path,
+    gitdir: Path,
+    sha: str,
+    write_cache: bool,
+    series: Mapping[str, Series] | None = None,
+    prefix: str = "",
 ) -> tuple[SubmoduleState, ...] | None:
-    """Every nested submodule below worktree against the gitlinks of commit sha."""
+    """Every nested submodule below worktree against the gitlinks of commit sha.
+
+    Paths are relative to the dependency (prefix: where worktree is in it); series
+    are the dependency's patch series by those paths.
+    """
     links = gitlinks(runner, worktree, gitdir, sha, write_cache)
     if links is None:
         return None
     states = []
     for link in links:
+        path = prefix + link.path
         sub_tree = worktree / link.path
         sub_gitdir = gitfiles.git_dir(sub_tree)
         head = None
         children: tuple[SubmoduleState, ...] = ()
+        sub_series = (series or {}).get(path)
+        target = None
         if sub_gitdir is not None:
             head, _ = gitfiles.read_head(sub_gitdir)
             if head is None and runner is not None:
                 head = head_sha(runner, sub_tree)
+            if sub_series is not None:
+                applied = patches.remembered(sub_gitdir, sub_series, link.sha)
+                target = applied.head if applied else None
             if head is not None:
-                found = submodule_states(runner, sub_tree, sub_gitdir, head, write_cache)
+                found = submodule_states(
+                    runner, sub_tree, sub_gitdir, head, write_cache, series, path + "/"
+                )
                 if found is None:
                     return None
-                children = tuple(
-                    SubmoduleState(f"{link.path}/{c.path}", c.expected, c.head, c.children)
-                    for c in found
-                )
-        states.append(SubmoduleState(link.path, link.sha, head, children))
+                children = found
+        states.append(
+            SubmoduleState(path, link.sha, head, children, sub_series is not None, target)
+        )
     return tuple(states)
 
 

@@ -37,7 +37,11 @@ class Plan:
 
 
 def make_plan(state: DepState) -> Plan:
-    """Decide the steps for one dependency."""
+    """Decide the steps for one dependency.
+
+    A patch series whose result is not known yet plans a move: apply works the
+    result out first and then sees whether HEAD is already there.
+    """
     dep = state.dep
     if state.overridden:
         return Plan(state)
@@ -52,9 +56,9 @@ def make_plan(state: DepState) -> Plan:
     if state.is_synced:
         return Plan(state)
     moving = tuple(
-        s.path for top in (state.submodules or ()) for s in top.walk() if s.head != s.expected
+        s.path for top in (state.submodules or ()) for s in top.walk() if not s.at_target
     )
-    if not state.at_pin:
+    if not state.at_target:
         return Plan(
             state, move_head=True, moving_submodules=moving, update_submodules=dep.submodules
         )

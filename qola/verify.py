@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
-from qola import gitfiles
+from qola import gitfiles, patches
+from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
 from qola.observe import (
+    DepState,
     SubmoduleState,
     head_sha,
     index_gitlinks,
@@ -15,6 +18,7 @@ from qola.observe import (
     status,
     submodule_states,
 )
+from qola.patches import Series, SeriesError
 
 # Kinds of problem (DESIGN §6). Only `overridden` is not a failure.
 MISSING = "missing"
@@ -78,11 +82,13 @@ def _verify_one(
     strict: bool,
     root_gitlinks: dict[str, str | None],
 ) -> DepReport:
-    state = observe(manifest, dep, None)
     problems: list[Problem] = []
-    if dep.patches is not None:
-        # Never green for a tree whose manifest asks for patches qola cannot check yet.
-        problems.append(Problem(PATCHES, f"patch series ({dep.patches}) are not supported yet"))
+    try:
+        state = observe(manifest, dep, None)
+    except SeriesError as error:
+        # Never green for a tree whose patches cannot even be read: report it, check the rest.
+        problems.append(Problem(PATCHES, error.problem))
+        state = observe(manifest, replace(dep, patches=None), None)
     where = (
         str(state.worktree.relative_to(manifest.root))
         if not state.overridden
@@ -109,32 +115,40 @@ def _verify_one(
         problems.insert(0, Problem(MISSING, f"{dep.path} {what}"))
         return DepReport(dep, where, None, tuple(problems))
     head = state.head or head_sha(runner, state.worktree)
-    if head != dep.commit:
+    top = state.series.get("")
+    at_target = head is not None and head == state.wanted
+    problem = None
+    if top is not None and head is not None and not at_target:
+        at_target, problem = _check_series(runner, state.worktree, dep.commit, head, top, state)
+        if problem is not None:
+            problems.insert(0, problem)
+    if not at_target and problem is None:
+        series = f" + {len(top.patches)} patch(es)" if top else ""
         problems.insert(
             0,
             Problem(
                 WRONG_COMMIT,
-                f"HEAD is {head[:12] if head else 'not a commit'}, the pin is {dep.commit[:12]}",
+                f"HEAD is {head[:12] if head else 'not a commit'}, "
+                f"the pin is {dep.commit[:12]}{series}",
             ),
         )
     submodules: tuple[SubmoduleState, ...] = ()
     if dep.submodules:
-        found = submodule_states(runner, state.worktree, state.gitdir, dep.commit, False)
-        if found is None and head == dep.commit:
+        # The gitlinks of the commit HEAD should be at (patches may change them).
+        source = head if at_target and head else dep.commit
+        found = submodule_states(
+            runner, state.worktree, state.gitdir, source, False, state.series
+        )
+        if found is None and at_target:
             problems.append(Problem(SUBMODULE, "cannot read the pinned commit's submodules"))
         submodules = found or ()
-        for sub in (s for top in submodules for s in top.walk()):
-            if sub.head is None:
-                problems.append(Problem(SUBMODULE, f"{sub.path} is not initialised", sub.path))
-            elif sub.head != sub.expected:
-                problems.append(
-                    Problem(
-                        SUBMODULE,
-                        f"{sub.path} is at {sub.head[:12]}, the pinned commit records "
-                        f"{sub.expected[:12]}",
-                        sub.path,
-                    )
-                )
+        for sub in (s for top_sub in submodules for s in top_sub.walk()):
+            problems.extend(_check_submodule(runner, state, sub))
+    elif any(repo for repo in state.series):
+        problems.append(
+            Problem(PATCHES, f"{dep.patches} has patches for nested submodules, but "
+                    "submodules = false")
+        )  # fmt: skip
     for entry in status(runner, state.worktree, dep.name, untracked=strict):
         if entry.is_submodule:
             if entry.modified:
@@ -146,6 +160,59 @@ def _verify_one(
         elif strict and entry.untracked:
             problems.append(Problem(DIRTY, f"{entry.path}: untracked", entry.path))
     return DepReport(dep, where, head, tuple(problems), submodules)
+
+
+def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
+    if sub.head is None:
+        return [Problem(SUBMODULE, f"{sub.path} is not initialised", sub.path)]
+    if sub.at_target:
+        return []
+    series = state.series.get(sub.path)
+    if series is not None:
+        tree = state.worktree / sub.path
+        ok, problem = _check_series(runner, tree, sub.expected, sub.head, series, state)
+        if ok:
+            return []
+        if problem is not None:
+            return [replace(problem, message=f"{sub.path}: {problem.message}", path=sub.path)]
+    patched = f" + {len(series.patches)} patch(es)" if series else ""
+    return [
+        Problem(
+            SUBMODULE,
+            f"{sub.path} is at {sub.head[:12]}, the pinned commit records "
+            f"{sub.expected[:12]}{patched}",
+            sub.path,
+        )
+    ]
+
+
+def _check_series(
+    runner: Runner, tree: Path, base: str, head: str, series: Series, state: DepState
+) -> tuple[bool, Problem | None]:
+    """Is head exactly base + series? (False, None) when head is not base + patches at all."""
+    names = [p.name for p in series.patches]
+    if head == base:
+        return False, Problem(PATCHES, f"the patch series is not applied ({', '.join(names)})")
+    found = patches.on_head(runner, tree, base, head, len(names) + 20)
+    if found is None:
+        return False, None
+    gitdir = gitfiles.git_dir(tree)
+    applied = patches.remembered(gitdir, series, base) if gitdir else None
+    if applied is None:
+        try:
+            # Worked out in a scratch object store: verify writes nothing.
+            applied = patches.build(runner, tree, base, series, state.dep.name, scratch=True)
+        except GitError as error:
+            return False, Problem(PATCHES, " ".join(error.problem.split()))
+    if head == applied.head:
+        return True, None
+    on_head = [name for _, name in found]
+    changed = []
+    if on_head == names:
+        pairs = zip([sha for sha, _ in found], applied.chain)
+        changed = [names[i] for i, (a, b) in enumerate(pairs) if a != b][:1]
+    described = patches.describe(on_head, names, changed)
+    return False, Problem(PATCHES, f"the applied patches differ: {described}")
 
 
 def _root_gitlinks(

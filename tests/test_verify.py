@@ -49,17 +49,21 @@ def test_verify_branch_at_pin_passes(pinned_clean, run_qola):
     assert verify(run_qola, pinned_clean).exit_code == 0
 
 
-def test_verify_reports_patches_it_cannot_check(make_project, upstream, run_qola):
+def test_missing_patch_folder_fails_verify_and_checkout_changes_nothing(
+    make_project, upstream, run_qola
+):
     project = make_project(extra='patches = "patches/lib"\n')
+    before = snapshot(project.root)
     res = run_qola("verify", "--format", "json", "-m", str(project.manifest))
     assert res.exit_code == 1
     assert kinds(res) == ["missing", "patches"]
     res = run_qola("checkout", "-m", str(project.manifest))
     assert res.exit_code == 2
     assert res.stderr.startswith(
-        "qola: lib: patch series (patches/lib) are not supported by this qola yet; nothing was done"
+        "qola: lib: the patch folder patches/lib does not exist\n"
+        "hint: create it, or fix the patches setting in the manifest\n"
     )
-    assert not (project.root / "3rdparty").exists()
+    assert snapshot(project.root) == before
 
 
 def test_verify_dep_with_broken_git_dir_fails_and_never_reads_the_project(pinned_clean, run_qola):
