@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import edit, gitconfig, gitfiles
+from qola import edit, gitconfig, gitfiles, patches
 from qola.errors import GitError, UsageError
 from qola.git import Runner, command_error
 from qola.init_manifest import render_init
@@ -243,6 +243,9 @@ def current_head(runner: Runner, manifest: Manifest, dep: Dep) -> str:
         raise GitError(
             dep.name, f"{dep.path} is not checked out; nothing to freeze", "run qola checkout"
         )
+    if dep.patches is not None:
+        # qola's own patch commits are not upstream's: pin the commit below them.
+        sha = patches.base_below(runner, worktree, sha)
     return sha
 
 

@@ -258,6 +258,24 @@ def on_head(
     return found if parent == head else None
 
 
+def base_below(runner: Runner, worktree: Path, head: str) -> str:
+    """The first commit below head that is not one of qola's patch commits."""
+    out = runner.run(
+        worktree,
+        "log",
+        "--first-parent",
+        "--max-count=1000",  # a series is short; no need to read a long history
+        "--format=%H%x00%B%x00",
+        "--end-of-options",
+        head,
+    )
+    records = out.stdout.split("\0")
+    for i in range(0, len(records) - 1, 2):
+        if not _TRAILER_LINE.search(records[i + 1]):
+            return records[i].strip()
+    return head
+
+
 def describe(applied: list[str], wanted: list[str], changed: list[str]) -> str:
     """How the patches on HEAD differ from the series: missing, extra, reordered, changed."""
     parts = []

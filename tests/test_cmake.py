@@ -357,10 +357,6 @@ def make_patch(tmp_path: Path, upstream: Upstream, name: str, text: str) -> str:
     return git(work, "format-patch", "-1", "--stdout") + "\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="checkout refuses a patch series (exit 2) until the core applies patches (DESIGN §7)",
-)
 def test_patch_file_edit_or_addition_reruns_configure_on_build(
     consumer: Consumer, upstream: Upstream, tmp_path: Path
 ) -> None:

@@ -320,3 +320,11 @@ def test_legacy_patches_dir_applies_the_series(tmp_path, upstream, texts, run_qo
     assert git(project.lib, "rev-parse", "HEAD~1") == upstream.lib_v2
     assert (project.lib / "README").read_text() == "lib, patched\n"
     assert verify_json(run_qola, project) == (0, [])
+
+
+def test_freeze_pins_the_commit_below_the_patches(patched, upstream, run_qola):
+    before = patched.manifest.read_text()
+    res = run_qola("freeze", "-m", str(patched.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == "every pin already matches what is checked out\n"
+    assert patched.manifest.read_text() == before
