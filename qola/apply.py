@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
 
-from qola import gitfiles, patches
+from qola import cache, gitfiles, patches
 from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner
 from qola.manifest import Dep
@@ -30,6 +30,8 @@ _BROAD = ("+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
 class Options:
     offline: bool = False
     force: bool = False
+    jobs: int = 1  # dependencies worked on at once
+    cache: Path | None = None  # folder of shared bare mirrors (--cache)
 
 
 @dataclass
@@ -165,13 +167,16 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     """Clone into a temporary sibling, then rename: a killed clone leaves no half-repo."""
     dep = plan.state.dep
     target = plan.state.worktree
-    if options.offline:
+    if options.offline and options.cache is None:
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
             "run once without --offline, or point QOLA_SOURCE_DIR_"
             f"{dep.name.upper()} at a local copy",
         )
+    mirror = None
+    if options.cache is not None:
+        mirror = cache.ensure(runner, options.cache, dep, options.offline)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_clones(target)
     temp = target.parent / f".{target.name}.qola-clone-{os.getpid()}"
@@ -180,7 +185,11 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     try:
         _run(runner, temp, dep, "init", "-q")
         _run(runner, temp, dep, "remote", "add", "--end-of-options", "origin", dep.url)
-        _fetch(runner, temp, dep, shallow=True, outcome=outcome)
+        if mirror is not None:
+            cache.borrow(temp / ".git", mirror)
+            outcome.notes.append(f"borrowed the objects of {mirror}")
+        else:
+            _fetch(runner, temp, dep, shallow=True, outcome=outcome)
         head = dep.commit
         if "" in plan.state.series:
             head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
@@ -223,13 +232,19 @@ def _ensure_commit(
     if has_commit(runner, worktree, dep.commit):
         outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
         return
+    gitdir = gitfiles.git_dir(worktree)
+    if options.cache is not None and gitdir is not None:
+        mirror = cache.mirror_path(options.cache, dep.url)
+        if cache.borrows_from(gitfiles.common_dir(gitdir), mirror):
+            cache.ensure(runner, options.cache, dep, options.offline)
+            outcome.notes.append(f"{dep.commit[:12]} fetched into the cache {mirror}")
+            return
     if options.offline:
         raise GitError(
             dep.name,
             f"commit {dep.commit} is not present locally and --offline forbids fetching it",
             "run once without --offline",
         )
-    gitdir = gitfiles.git_dir(worktree)
     _fetch(
         runner,
         worktree,
