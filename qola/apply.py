@@ -17,21 +17,15 @@ from qola.git import Runner
 from qola.manifest import Dep
 from qola.observe import LocalWork, has_commit, observe_local_work, submodule_states
 from qola.patches import Series
-from qola.plan import Plan
+from qola.plan import Options, Plan
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 PIN_REF = "refs/qola/pin"  # the commit qola checked out last: not someone's unsaved work
 BACKUP_PREFIX = "refs/qola/backup"
+# Writing the files dominates a large checkout: let git use every core for it.
+_PARALLEL = ("-c", "checkout.workers=0")
 # What the fallback fetch takes when a server refuses to send a commit by SHA.
 _BROAD = ("+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
-
-
-@dataclass(frozen=True)
-class Options:
-    offline: bool = False
-    force: bool = False
-    jobs: int = 1  # dependencies worked on at once
-    cache: Path | None = None  # folder of shared bare mirrors (--cache)
 
 
 @dataclass
@@ -75,7 +69,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
-        _run(runner, state.worktree, dep, "checkout", "-q", "--detach", target)
+        _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", "--detach", target)
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, target)
         outcome.actions.append(f"checked out {_label(dep.commit, state.series.get(''))}")
@@ -193,7 +187,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         head = dep.commit
         if "" in plan.state.series:
             head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
-        _run(runner, temp, dep, "checkout", "-q", "--detach", head)
+        _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "--detach", head)
         _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, head)
         if dep.submodules:
             _update_submodules(runner, temp, dep)

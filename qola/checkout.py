@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from qola.apply import Options, Outcome, apply
 from qola.errors import EXIT_MISMATCH, MismatchError, QolaError
 from qola.git import Runner
 from qola.lock import root_lock
 from qola.manifest import Dep, Manifest
 from qola.observe import DepState, observe
-from qola.plan import make_plan
+from qola.plan import Options, make_plan
+
+if TYPE_CHECKING:
+    from qola.apply import Outcome
 
 
 @dataclass
@@ -93,6 +96,8 @@ def _checkout_one(
     progress: Callable[[str], None],
     result: Result,
 ) -> None:
+    from qola.apply import apply  # not needed (nor imported) on the no-op path
+
     try:
         # The cache is written only for commits qola itself put in place (below),
         # so a refused checkout leaves the disk exactly as it was.

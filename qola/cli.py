@@ -212,8 +212,8 @@ def checkout(
     cmake_out: Path | None,
 ) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
-    from qola.apply import Options
     from qola.checkout import checkout as run_checkout
+    from qola.plan import Options
 
     with session(common) as sess:
         options = Options(offline, force, jobs, cache.absolute() if cache else None)
@@ -334,9 +334,9 @@ def bump(
     import dataclasses
 
     from qola import bump as pins
-    from qola.apply import Options
     from qola.checkout import checkout as run_checkout
     from qola.observe import observe
+    from qola.plan import Options
 
     common = dataclasses.replace(common, names=(name,))
     with session(common) as sess:
