@@ -6,6 +6,7 @@ Pure functions of a Report: they return strings and never print or read the disk
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -14,6 +15,8 @@ from qola.verify import OVERRIDDEN, DepReport, Problem, Report
 
 JSON_SCHEMA = 1
 FORMATS = ("text", "json", "junit", "github")
+# Characters XML 1.0 cannot carry at all, even escaped (a file name may hold them).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def text(report: Report) -> str:
@@ -83,26 +86,35 @@ def junit(report: Report, manifest_name: str) -> str:
         "skipped": str(skipped),
     }
     suites = ET.Element("testsuites", {"name": "qola verify", **counts})
-    suite = ET.SubElement(suites, "testsuite", {"name": f"qola verify {manifest_name}", **counts})
+    suite = ET.SubElement(
+        suites, "testsuite", {"name": _xml(f"qola verify {manifest_name}"), **counts}
+    )
     for dep in report.deps:
-        case = ET.SubElement(suite, "testcase", {"classname": manifest_name, "name": dep.dep.name})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": _xml(manifest_name), "name": dep.dep.name}
+        )
         failing = [p for p in dep.problems if p.is_failure]
         if failing:
             first = failing[0]
             more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
             failure = ET.SubElement(
-                case, "failure", {"type": first.kind, "message": first.message + more}
+                case, "failure", {"type": first.kind, "message": _xml(first.message + more)}
             )
-            failure.text = "\n".join(f"{p.kind}: {p.message}" for p in dep.problems) + "\n"
+            failure.text = _xml("".join(f"{p.kind}: {p.message}\n" for p in dep.problems))
         elif _is_overridden(dep):
             notice = next(p for p in dep.problems if p.kind == OVERRIDDEN)
-            ET.SubElement(case, "skipped", {"message": f"{notice.kind}: {notice.message}"})
+            ET.SubElement(case, "skipped", {"message": _xml(f"{notice.kind}: {notice.message}")})
         out = ET.SubElement(case, "system-out")
         head = dep.head or "-"
-        out.text = f"{dep.dep.name} {dep.path} pinned {dep.dep.commit} head {head}\n"
+        out.text = _xml(f"{dep.dep.name} {dep.path} pinned {dep.dep.commit} head {head}\n")
     ET.indent(suites)
     body = ET.tostring(suites, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+def _xml(text: str) -> str:
+    """text with the characters XML cannot hold shown as \\xNN (ElementTree escapes the rest)."""
+    return _NOT_XML.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def _is_overridden(dep: DepReport) -> bool:

@@ -252,3 +252,15 @@ def test_github_overridden_is_a_notice(pinned_clean, make_project, run_qola):
     assert res.stdout.startswith(
         "::notice file=qola.toml,line=5,title=qola verify%3A lib overridden::"
     )
+
+
+def test_junit_file_names_xml_cannot_hold_still_parse(pinned_clean, run_qola):
+    """An escape character in a file name is shown as \\x1b. CR LF survives in attributes;
+    in element text XML itself reads it back as LF."""
+    (pinned_clean.lib / "red\x1b[31m\r\nx.txt").write_text("x")
+    res = run_qola("verify", "--strict", "--format", "junit", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 1
+    failure = ET.fromstring(res.stdout).find("testsuite/testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == "red\\x1b[31m\r\nx.txt: untracked"
+    assert failure.text == "dirty: red\\x1b[31m\nx.txt: untracked\n"
