@@ -264,3 +264,15 @@ def test_junit_file_names_xml_cannot_hold_still_parse(pinned_clean, run_qola):
     assert failure is not None
     assert failure.get("message") == "red\\x1b[31m\r\nx.txt: untracked"
     assert failure.text == "dirty: red\\x1b[31m\nx.txt: untracked\n"
+
+
+def test_verify_unknown_format_exits_2_and_changes_nothing(pinned_clean, run_qola):
+    before = snapshot(pinned_clean.root)
+    res = run_qola("verify", "--format", "xml", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert (
+        "Error: Invalid value for '--format': 'xml' is not one of "
+        "'text', 'json', 'junit', 'github'." in res.stderr
+    )
+    assert snapshot(pinned_clean.root) == before
