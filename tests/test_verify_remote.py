@@ -22,7 +22,8 @@ def own_upstream(tmp_path, upstream):
 
 @pytest.fixture
 def feature_pinned(tmp_path, own_upstream, run_qola):
-    """A project pinning a commit that only the upstream's `feature` branch has (its track)."""
+    """A project pinning a commit that only the upstream's `feature` branch has (its track),
+    fetched over a file:// URL, the way a network remote is (not as a local path)."""
     work = tmp_path / "work"
     git(tmp_path, "clone", "-q", str(own_upstream), str(work))
     git(work, "switch", "-q", "-c", "feature")
@@ -32,7 +33,7 @@ def feature_pinned(tmp_path, own_upstream, run_qola):
     root.mkdir()
     git(root, "init", "-q")
     (root / "qola.toml").write_text(
-        f'[deps.lib]\npath = "3rdparty/lib"\nurl = "{own_upstream}"\ncommit = "{pin}"\n'
+        f'[deps.lib]\npath = "3rdparty/lib"\nurl = "file://{own_upstream}"\ncommit = "{pin}"\n'
         'track = "feature"\n'
     )
     assert run_qola("checkout", "-q", "-m", str(root / "qola.toml")).exit_code == 0
@@ -96,8 +97,8 @@ def test_remote_deleted_branch_is_unreachable(feature_pinned, own_upstream, run_
     assert problems(res) == [
         (
             "unreachable",
-            f"track 'feature' no longer exists at {own_upstream} (deleted?); nothing upstream "
-            f"is known to contain the pin {pin[:12]}",
+            f"track 'feature' no longer exists at file://{own_upstream} (deleted?); "
+            f"nothing upstream is known to contain the pin {pin[:12]}",
         )
     ]
     assert snapshot(project.root) == before
@@ -115,9 +116,9 @@ def test_remote_force_pushed_branch_is_unreachable(
     assert problems(res) == [
         (
             "unreachable",
-            f"the pin {pin[:12]} is not in the history of branch 'feature' at {own_upstream} "
-            f"(now at {upstream.lib_v1[:12]}): it was never on it, or it was rewritten or "
-            "moved back since",
+            f"the pin {pin[:12]} is not in the history of branch 'feature' at "
+            f"file://{own_upstream} (now at {upstream.lib_v1[:12]}): it was never on it, or it "
+            "was rewritten or moved back since",
         )
     ]
 
@@ -156,7 +157,7 @@ def test_remote_unreachable_upstream_exits_3_naming_dep_and_url(
     res = verify_remote(run_qola, project.manifest)
     assert res.exit_code == 3
     assert res.stderr.startswith(
-        f"qola: lib: `git ls-remote {own_upstream} feature` failed with exit code 128:\n    "
+        f"qola: lib: `git ls-remote file://{own_upstream} feature` failed with exit code 128:\n    "
     )
     assert "does not appear to be a git repository" in res.stderr
     assert snapshot(project.root) == before
