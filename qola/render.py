@@ -14,7 +14,6 @@ from qola.observe import SubmoduleState
 from qola.verify import OVERRIDDEN, DepReport, Problem, Report
 
 JSON_SCHEMA = 1
-FORMATS = ("text", "json", "junit", "github")
 # Characters XML 1.0 cannot carry at all, even escaped (a file name may hold them).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
