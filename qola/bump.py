@@ -73,6 +73,22 @@ def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> str:
             if name == "HEAD" and _FULL_SHA.match(sha):
                 return sha
         raise GitError(dep.name, f"{dep.url} has no default branch", "give --to REF")
+    found = find_ref(runner, dep, where, ref)
+    if found is not None:
+        return found[1]
+    raise UsageError(
+        dep.name,
+        f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed",
+        "give an existing branch, tag or a full commit SHA",
+    )
+
+
+def find_ref(runner: Runner, dep: Dep, where: Path, ref: str) -> tuple[str, str] | None:
+    """(full ref name, commit SHA) of a branch or tag of dep's remote; None if it has none.
+
+    A tag wins over a branch of the same name, and an annotated tag is peeled to its
+    commit. `where` is the folder git runs in (no repository is needed).
+    """
     out = runner.run(
         where, "ls-remote", "--end-of-options", dep.url, ref, check=False, network=True
     )
@@ -85,12 +101,8 @@ def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> str:
     for name in (f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}", f"refs/heads/{ref}", ref,
                  f"{ref}^{{}}"):  # fmt: skip
         if name in refs:
-            return refs[name]
-    raise UsageError(
-        dep.name,
-        f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed",
-        "give an existing branch, tag or a full commit SHA",
-    )
+            return name.removesuffix("^{}"), refs[name]
+    return None
 
 
 def _resolve_locally(runner: Runner, dep: Dep, worktree: Path, ref: str) -> str:

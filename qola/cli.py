@@ -147,8 +147,11 @@ class Session:
 
 
 @contextmanager
-def session(common: Common) -> Iterator[Session]:
-    """Load the manifest, select deps, and run git under the safe.directory shim."""
+def session(common: Common, resolve_pins: bool = True) -> Iterator[Session]:
+    """Load the manifest, select deps, and run git under the safe.directory shim.
+
+    resolve_pins=False leaves abbreviated legacy pins as written (no checkout is read).
+    """
     from qola import git, manifest, pins
     from qola.shim import install_signal_handlers, shim
 
@@ -165,7 +168,8 @@ def session(common: Common) -> Iterator[Session]:
             sess = Session(loaded, deps, runner, common, env)
             for warning in loaded.warnings:
                 click.echo(f"qola: warning: {warning}", err=True)
-            sess.deps = pins.resolve(loaded, sess.deps, runner)
+            if resolve_pins:
+                sess.deps = pins.resolve(loaded, sess.deps, runner)
             try:
                 yield sess
             finally:
@@ -249,25 +253,74 @@ def checkout(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "junit", "github"]),
     default="text",
     show_default=True,
-    help="Output format.",
+    help="Output format: text, json (versioned schema), junit (XML), github (annotations).",
 )
 @click.option("--strict", is_flag=True, help="Untracked files count as dirt too.")
+@click.option(
+    "--remote",
+    is_flag=True,
+    help="Also check, over the network, that each pin is in the history of its track "
+    "(else the remote's default branch) upstream.",
+)
+@click.option(
+    "--manifest-only",
+    is_flag=True,
+    help="Check only the manifest and the root's gitlinks (full SHAs, agreement); "
+    "read no dependency folder. For pre-commit and CI before checkout.",
+)
 @cmake_out_option
 @handle_errors
-def verify(common: Common, fmt: str, strict: bool, cmake_out: Path | None) -> None:
-    """Check, read-only and offline, that the tree matches the manifest."""
-    from qola import render
+def verify(
+    common: Common,
+    fmt: str,
+    strict: bool,
+    remote: bool,
+    manifest_only: bool,
+    cmake_out: Path | None,
+) -> None:
+    """Check, read-only, that the tree matches the manifest (offline unless --remote)."""
     from qola.verify import verify as run_verify
 
-    with session(common) as sess:
-        report = run_verify(sess.manifest, sess.deps, sess.runner, strict)
-        click.echo(render.as_json(report) if fmt == "json" else render.text(report), nl=False)
+    if manifest_only and (strict or cmake_out is not None):
+        other = "--strict" if strict else "--cmake-out"
+        raise click.UsageError(f"{other} needs a checkout; it cannot go with --manifest-only")
+    with session(common, resolve_pins=not manifest_only) as sess:
+        if manifest_only:
+            from qola import pincheck
+
+            report = pincheck.check(sess.manifest, sess.deps, sess.runner)
+        else:
+            report = run_verify(sess.manifest, sess.deps, sess.runner, strict)
+        if remote:
+            from qola import remote as upstream
+
+            report = upstream.add_problems(report, sess.runner)
+        click.echo(_render(fmt, report), nl=False)
         if cmake_out is not None:
             _write_cmake(cmake_out, sess)
         sys.exit(0 if report.ok else 1)
+
+
+def _render(fmt: str, report: Any) -> str:
+    from qola import render
+
+    if fmt == "json":
+        return render.as_json(report)
+    if fmt == "junit":
+        return render.junit(report, _repository_path(report.manifest.path))
+    if fmt == "github":
+        return render.github(report, _repository_path(report.manifest.path))
+    return render.text(report)
+
+
+def _repository_path(path: Path) -> str:
+    """The manifest's path from the top of its git repository, as GitHub names files."""
+    from qola.manifest import repository_top
+
+    return Path(os.path.relpath(path, repository_top(path.parent))).as_posix()
 
 
 @cli.command(epilog=EXIT_CODES)

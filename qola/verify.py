@@ -28,6 +28,8 @@ DIRTY = "dirty"
 PATCHES = "patches"
 GITLINK = "gitlink"
 OVERRIDDEN = "overridden"
+UNREACHABLE = "unreachable"  # only with --remote: the pin is not upstream in what it follows
+ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
 NOT_FAILURES = frozenset({OVERRIDDEN})
 
 
@@ -69,9 +71,9 @@ def verify(
     manifest: Manifest, deps: tuple[Dep, ...], runner: Runner, strict: bool = False
 ) -> Report:
     """Check every selected dependency; the tree, its index and its refs are left untouched."""
-    root_gitlinks = _root_gitlinks(manifest, deps, runner)
+    links = root_gitlinks(manifest, deps, runner)
     return Report(
-        manifest, tuple(_verify_one(manifest, dep, runner, strict, root_gitlinks) for dep in deps)
+        manifest, tuple(_verify_one(manifest, dep, runner, strict, links) for dep in deps)
     )
 
 
@@ -99,17 +101,7 @@ def _verify_one(
             Problem(OVERRIDDEN, f"using {state.worktree} as is (QOLA_SOURCE_DIR_ override)")
         )
         return DepReport(dep, where, state.head, tuple(problems))
-    gitlink = root_gitlinks.get(dep.path, dep.commit)
-    if gitlink is None:
-        problems.append(Problem(GITLINK, f"the root's gitlink for {dep.path} is in conflict"))
-    elif gitlink != dep.commit:
-        problems.append(
-            Problem(
-                GITLINK,
-                f"the root records {dep.path} at {gitlink[:12]} but the manifest pins "
-                f"{dep.commit[:12]}",
-            )
-        )
+    problems.extend(gitlink_problems(dep, root_gitlinks))
     if state.gitdir is None:
         what = "does not exist" if not state.worktree.exists() else "is not a git repository"
         problems.insert(0, Problem(MISSING, f"{dep.path} {what}"))
@@ -215,7 +207,23 @@ def _check_series(
     return False, Problem(PATCHES, f"the applied patches differ: {described}")
 
 
-def _root_gitlinks(
+def gitlink_problems(dep: Dep, root_gitlinks: dict[str, str | None]) -> list[Problem]:
+    """A `gitlink` problem when the root's index disagrees with the pin."""
+    gitlink = root_gitlinks.get(dep.path, dep.commit)
+    if gitlink is None:
+        return [Problem(GITLINK, f"the root's gitlink for {dep.path} is in conflict")]
+    if gitlink != dep.commit:
+        return [
+            Problem(
+                GITLINK,
+                f"the root records {dep.path} at {gitlink[:12]} but the manifest pins "
+                f"{dep.commit[:12]}",
+            )
+        ]
+    return []
+
+
+def root_gitlinks(
     manifest: Manifest, deps: tuple[Dep, ...], runner: Runner
 ) -> dict[str, str | None]:
     """The gitlinks the root's index records at the deps' paths (one git call for all)."""
