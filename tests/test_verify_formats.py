@@ -75,8 +75,14 @@ def _dirty(p, u, tmp_path, run_qola) -> Case:
 
 
 def _patches(p, u, tmp_path, run_qola) -> Case:
+    """A patch series the checkout does not carry (HEAD is the bare pin)."""
     with p.manifest.open("a") as out:
         out.write('patches = "patches/lib"\n')
+    series = p.root / "patches" / "lib"
+    series.mkdir(parents=True)
+    (series / "0001-readme.patch").write_text(
+        "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-lib\n+lib, patched\n"
+    )
     return Case(p.manifest)
 
 
