@@ -12,7 +12,7 @@ from pathlib import Path
 
 from qola import gitfiles
 from qola.errors import GitError, RefusedError
-from qola.git import Runner
+from qola.git import Runner, command_error
 from qola.manifest import Dep
 from qola.observe import LocalWork, has_commit, observe_local_work
 from qola.plan import Plan
@@ -164,6 +164,10 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
     if first.status == 0:
         outcome.notes.append(f"fetched {dep.commit[:12]} by SHA{' (depth 1)' if shallow else ''}")
         return
+    if first.timed_out is not None:
+        # A remote that hangs would hang the fallback too: one timeout is the answer.
+        raise command_error(dep.name, ["fetch", *depth, "--end-of-options", dep.url, dep.commit],
+                            first)  # fmt: skip
     broad = runner.run(
         worktree,
         "fetch",
@@ -175,8 +179,6 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
         network=True,
     )
     if broad.status != 0:
-        from qola.git import command_error
-
         raise command_error(dep.name, ["fetch", "-q", "--end-of-options", dep.url, *_BROAD], broad)
     if not has_commit(runner, worktree, dep.commit):
         raise GitError(
@@ -191,7 +193,9 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
 
 def _update_submodules(runner: Runner, worktree: Path, dep: Dep) -> None:
     _run(runner, worktree, dep, "submodule", "sync", "-q", "--recursive")
-    _run(runner, worktree, dep, "submodule", "update", "-q", "--init", "--checkout", "--recursive")
+    # Clones nested submodules: a network command, under --fetch-timeout.
+    update = ("submodule", "update", "-q", "--init", "--checkout", "--recursive")
+    runner.run(worktree, *update, subject=dep.name, network=True)
 
 
 def refusal(dep: Dep, work: LocalWork) -> RefusedError:

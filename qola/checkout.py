@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from qola.apply import Options, Outcome, apply
 from qola.errors import EXIT_MISMATCH, MismatchError, QolaError, UsageError
 from qola.git import Runner
-from qola.lock import root_lock
+from qola.lock import DEFAULT_TIMEOUT, LockError, root_lock
 from qola.manifest import Dep, Manifest
 from qola.observe import DepState, observe
 from qola.plan import make_plan
@@ -39,11 +39,12 @@ def checkout(
     runner: Runner,
     options: Options,
     progress: Callable[[str], None] = lambda _msg: None,
+    lock_timeout: float = DEFAULT_TIMEOUT,
 ) -> Result:
     """Bring each dependency to its pin; failures are collected, the others still run."""
     result = Result()
     with ExitStack() as stack:
-        lock = _LazyLock(manifest, stack)
+        lock = _LazyLock(manifest, stack, lock_timeout, progress)
         for dep in deps:
             _checkout_one(manifest, dep, runner, options, progress, result, lock)
     return result
@@ -52,16 +53,24 @@ def checkout(
 class _LazyLock:
     """The root's lock, taken the first time a dependency needs changing."""
 
-    def __init__(self, manifest: Manifest, stack: ExitStack) -> None:
+    def __init__(
+        self,
+        manifest: Manifest,
+        stack: ExitStack,
+        timeout: float = DEFAULT_TIMEOUT,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> None:
         self.manifest = manifest
         self.stack = stack
+        self.timeout = timeout
+        self.on_wait = on_wait
         self.held = False
 
     def take(self) -> bool:
         """Take the lock; True when this call took it (the caller should look again)."""
         if self.held:
             return False
-        self.stack.enter_context(root_lock(self.manifest.root))
+        self.stack.enter_context(root_lock(self.manifest.root, self.timeout, self.on_wait))
         self.held = True
         return True
 
@@ -103,6 +112,8 @@ def _checkout_one(
             progress(plan.describe())
         result.outcomes[dep.name] = apply(plan, runner, options)
         result.states[dep.name] = _check_commits(manifest, dep, runner)
+    except LockError:
+        raise  # without the lock no dependency may change: the whole run stops, unchanged
     except QolaError as error:
         result.failures[dep.name] = error
 

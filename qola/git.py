@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ class Output:
     status: int
     stdout: str
     stderr: str
+    timed_out: float | None = None  # the limit, when git was stopped for exceeding it
 
 
 @dataclass
@@ -90,8 +92,13 @@ class Runner:
         self.log.append(" ".join(["git", *args]))
         env = self._environment()
         env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
-        status, stdout, stderr = _execute(command, env, self.timeout if network else None)
-        out = Output(status, stdout, stderr)
+        limit = self.timeout if network else None
+        started = time.monotonic()
+        status, stdout, stderr = _execute(command, env, limit)
+        # GitPython kills git (and its children: ssh, remote helpers) at the limit and
+        # replaces stderr with its own message; a non-zero status that late is that kill.
+        late = limit is not None and status != 0 and time.monotonic() - started >= limit
+        out = Output(status, stdout, stderr, limit if late else None)
         if check and status != 0:
             raise command_error(subject or str(cwd), args, out)
         return out
@@ -116,6 +123,13 @@ def is_repository(folder: Path) -> bool:
 def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) -> GitError:
     """A GitError that shows the command, its exit code and git's stderr."""
     shown = " ".join(["git", *args])
+    if out.timed_out is not None:
+        return GitError(
+            subject,
+            f"`{shown}` did not finish within {out.timed_out:g} s and was stopped; "
+            "the remote may be unreachable or hanging",
+            "check the URL and the network, or raise --fetch-timeout (env QOLA_FETCH_TIMEOUT)",
+        )
     stderr = out.stderr.strip() or "(no output)"
     indented = "\n".join("    " + line for line in stderr.splitlines())
     hint = None
