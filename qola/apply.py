@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
 
-from qola import gitfiles
+from qola import gitfiles, recovery
 from qola.errors import GitError, RefusedError
 from qola.git import Runner, command_error
 from qola.manifest import Dep
@@ -54,6 +54,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         if not options.force:
             raise refusal(dep, work)
         outcome.notes.extend(_back_up(runner, plan, work))
+    recovery.begin(state.worktree)  # from here on a kill leaves a move to finish (recovery.py)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
     if plan.move_head:
@@ -65,6 +66,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     if plan.update_submodules:
         _update_submodules(runner, state.worktree, dep)
         outcome.actions.append("updated nested submodules")
+    recovery.end(state.worktree)
     return outcome
 
 

@@ -13,6 +13,8 @@ from qola.lock import DEFAULT_TIMEOUT, LockError, root_lock
 from qola.manifest import Dep, Manifest
 from qola.observe import DepState, observe
 from qola.plan import make_plan
+from qola.recovery import end as end_move
+from qola.recovery import repair
 
 
 @dataclass
@@ -104,13 +106,22 @@ def _checkout_one(
             if state.is_synced:
                 result.states[dep.name] = state
                 return
+        # Under the lock: finish a move that a killed (or failed) run left half-done.
+        for note in repair(runner, state.worktree, dep):
+            progress(f"{dep.name}: {note}")
         # The cache is written only for commits qola itself put in place (below),
         # so a refused checkout leaves the disk exactly as it was.
         state = observe(manifest, dep, runner)
         plan = make_plan(state)
         if not plan.is_noop:
             progress(plan.describe())
-        result.outcomes[dep.name] = apply(plan, runner, options)
+        try:
+            result.outcomes[dep.name] = apply(plan, runner, options)
+        except QolaError:
+            # git failed cleanly (it checks before it writes): the normal path copes with
+            # what is left. Only a kill or a signal leaves the move for repair() to finish.
+            end_move(state.worktree)
+            raise
         result.states[dep.name] = _check_commits(manifest, dep, runner)
     except LockError:
         raise  # without the lock no dependency may change: the whole run stops, unchanged
