@@ -168,8 +168,8 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
         return
     if first.timed_out is not None:
         # A remote that hangs would hang the fallback too: one timeout is the answer.
-        raise command_error(dep.name, ["fetch", *depth, "--end-of-options", dep.url, dep.commit],
-                            first)  # fmt: skip
+        shown = ["fetch", "-q", "--no-tags", *depth, "--end-of-options", dep.url, dep.commit]
+        raise command_error(dep.name, shown, first)
     broad = runner.run(
         worktree,
         "fetch",

@@ -101,3 +101,19 @@ def fast_import_large(path: Path, small_commits: int, files: int, file_size: int
     )
     marks = [small_commits, small_commits + 1, small_commits + 2]
     return [git(path, "rev-parse", f"main~{small_commits + 2 - m}") for m in marks]
+
+
+def large_project(root: Path, url: Path | str, pin: str) -> Path:
+    """A superproject pinning `big` (from the large upstream) at `pin`; returns the manifest."""
+    init_repo(root)
+    manifest = root / "qola.toml"
+    manifest.write_text(f'[deps.big]\npath = "3rdparty/big"\nurl = "{url}"\ncommit = "{pin}"\n')
+    (root / ".gitignore").write_text("/3rdparty/\n")
+    git(root, "add", "qola.toml", ".gitignore")
+    git(root, "commit", "-q", "-m", "pins")
+    return manifest
+
+
+def temp_clones(root: Path) -> list[Path]:
+    """qola's temporary clones of `big` (see apply.py) that are still there."""
+    return list((root / "3rdparty").glob(".big.qola-clone-*"))

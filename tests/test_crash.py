@@ -8,22 +8,7 @@ from pathlib import Path
 
 import procs
 import pytest
-from repos import git, head, init_repo
-
-
-def large_project(root: Path, url: Path, pin: str) -> Path:
-    """A superproject pinning `big` (from the large upstream) at `pin`; returns the manifest."""
-    init_repo(root)
-    manifest = root / "qola.toml"
-    manifest.write_text(f'[deps.big]\npath = "3rdparty/big"\nurl = "{url}"\ncommit = "{pin}"\n')
-    (root / ".gitignore").write_text("/3rdparty/\n")
-    git(root, "add", "qola.toml", ".gitignore")
-    git(root, "commit", "-q", "-m", "pins")
-    return manifest
-
-
-def temp_clones(root: Path) -> list[Path]:
-    return list((root / "3rdparty").glob(".big.qola-clone-*"))
+from repos import git, head, large_project, temp_clones
 
 
 def _clone_started(root: Path) -> bool:
