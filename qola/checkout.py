@@ -7,7 +7,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from qola.apply import Options, Outcome, apply
-from qola.errors import EXIT_MISMATCH, MismatchError, QolaError, UsageError
+from qola.errors import EXIT_MISMATCH, GitError, MismatchError, QolaError, UsageError
 from qola.git import Runner
 from qola.lock import DEFAULT_TIMEOUT, LockError, root_lock
 from qola.manifest import Dep, Manifest
@@ -117,7 +117,7 @@ def _checkout_one(
             progress(plan.describe())
         try:
             result.outcomes[dep.name] = apply(plan, runner, options)
-        except QolaError:
+        except (QolaError, OSError):
             # git failed cleanly (it checks before it writes): the normal path copes with
             # what is left. Only a kill or a signal leaves the move for repair() to finish.
             end_move(state.worktree)
@@ -127,6 +127,13 @@ def _checkout_one(
         raise  # without the lock no dependency may change: the whole run stops, unchanged
     except QolaError as error:
         result.failures[dep.name] = error
+    except OSError as error:
+        # A read-only or full file system fails this dependency; the others still run.
+        result.failures[dep.name] = GitError(
+            dep.name,
+            f"cannot write {error.filename or dep.path}: {error.strerror or error}",
+            "make the folder writable or free some space, then run again",
+        )
 
 
 def _check_commits(manifest: Manifest, dep: Dep, runner: Runner) -> DepState:

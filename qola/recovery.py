@@ -50,7 +50,7 @@ def end(worktree: Path) -> None:
     """Record that the move is over (or failed cleanly); only a kill leaves the marker."""
     gitdir = gitfiles.git_dir(worktree)
     if gitdir is not None:
-        with suppress(FileNotFoundError):
+        with suppress(OSError):  # also on a read-only file system, where begin() failed
             (gitdir / _MARKER).unlink()
 
 
