@@ -108,3 +108,41 @@ def test_sigkill_during_a_move_then_rerun_succeeds_and_keeps_work(
     assert check.returncode == 0, check.stdout
     assert (lib / "notes.txt").read_text() == "mine\n"
     assert git(lib, "rev-parse", "keep") == large_upstream.big_a
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_mid_checkout_cleans_up_then_rerun_finishes(
+    signum, code, tmp_path, _large_at_a, large_upstream, monkeypatch
+):
+    """Ctrl-C (or a CI timeout's SIGTERM) reaches qola and git mid-move: exit 130/143 with
+    the shim and the lock record gone; the next run finishes the move."""
+    import shutil
+
+    private_tmp = tmp_path / "tmpdir"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    root = tmp_path / "project"
+    shutil.copytree(_large_at_a, root, symlinks=True)
+    manifest = root / "qola.toml"
+    lib = root / "3rdparty" / "big"
+    (lib / "notes.txt").write_text("mine\n")
+    manifest.write_text(manifest.read_text().replace(large_upstream.big_a, large_upstream.big_b))
+    proc = procs.start("checkout", "-m", str(manifest))
+    try:
+        procs.wait_for(lambda: _move_checking_out(lib) or proc.poll() is not None, what="checkout")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signum)  # the whole group, as a terminal or a CI runner does
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    if signum == signal.SIGINT:
+        assert stderr.endswith("qola: interrupted\n")
+    assert list(private_tmp.iterdir()) == []  # the shim is gone
+    assert (root / ".git" / "qola.lock").read_bytes() == b""  # the lock record too
+    assert head(lib) == large_upstream.big_a  # stopped half-way
+    rerun = procs.run("checkout", "-m", str(manifest))
+    assert rerun.returncode == 0, rerun.stderr
+    assert "an earlier run did not finish moving 3rdparty/big" in rerun.stderr
+    assert head(lib) == large_upstream.big_b
+    assert procs.run("verify", "-m", str(manifest)).returncode == 0
+    assert (lib / "notes.txt").read_text() == "mine\n"
