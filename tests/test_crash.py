@@ -103,6 +103,9 @@ def test_sigkill_during_a_move_then_rerun_succeeds_and_keeps_work(
         assert "an earlier run did not finish moving 3rdparty/big; finishing its work" in (
             rerun.stderr
         )
+        # What the dying checkout left differing from the index was saved, not dropped.
+        [saved] = git(lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/big").split()
+        assert saved.endswith("-interrupted")
     assert head(lib) == large_upstream.big_b
     check = procs.run("verify", "-m", str(manifest))
     assert check.returncode == 0, check.stdout
