@@ -227,4 +227,4 @@ def large_upstream(tmp_path_factory: pytest.TempPathFactory) -> LargeUpstream:
     from repos import fast_import_large
 
     path = tmp_path_factory.mktemp("large") / "big.git"
-    return LargeUpstream(path, *fast_import_large(path, 2000, 600, 16384))
+    return LargeUpstream(path, *fast_import_large(path, 1000, 600, 16384))
