@@ -106,7 +106,7 @@ def _checkout_one(
             if state.is_synced:
                 result.states[dep.name] = state
                 return
-        # Under the lock: finish a move that a killed (or failed) run left half-done.
+        # Under the lock: finish a move that a killed or interrupted run left half-done.
         for note in repair(runner, state.worktree, dep):
             progress(f"{dep.name}: {note}")
         # The cache is written only for commits qola itself put in place (below),
