@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -153,6 +154,7 @@ def _execute(
     kwargs: dict[str, Any] = {}
     if timeout is not None:
         kwargs["kill_after_timeout"] = timeout
+    before = set(threading.enumerate())
     try:
         result = Git().execute(
             command,
@@ -168,6 +170,14 @@ def _execute(
             "the git executable was not found",
             "install git 2.32 or newer and put it on PATH",
         ) from None
+    except BaseException:
+        # GitPython's timeout watchdog is a non-daemon threading.Timer, cancelled only
+        # when git returns: after Ctrl-C or SIGTERM the interpreter would wait for it
+        # (up to --fetch-timeout) before exiting. Observed with GitPython 3.1.
+        for thread in set(threading.enumerate()) - before:
+            if isinstance(thread, threading.Timer):
+                thread.cancel()
+        raise
     status, stdout, stderr = result
     return int(status), _text(stdout), _text(stderr)
 
