@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
 
-from qola import cache, gitfiles, patches
+from qola import cache, gitfiles, patches, recovery
 from qola.errors import GitError, RefusedError, UsageError
-from qola.git import Runner
+from qola.git import Runner, command_error
 from qola.manifest import Dep
 from qola.observe import LocalWork, has_commit, observe_local_work, submodule_states
 from qola.patches import Series
@@ -63,6 +63,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         outcome.notes.extend(_back_up(runner, plan, work))
     if found is not None and state.gitdir is not None:
         patches.remember(state.gitdir, state.series[""], found)
+    recovery.begin(state.worktree)  # from here on a kill leaves a move to finish (recovery.py)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
     if move_head:
@@ -78,6 +79,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         outcome.actions.append("updated nested submodules")
     if plan.update_submodules or move_head:
         _patch_nested(runner, state.worktree, dep, state.series, outcome)
+    recovery.end(state.worktree)
     return outcome
 
 
@@ -266,6 +268,10 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
     if first.status == 0:
         outcome.notes.append(f"fetched {dep.commit[:12]} by SHA{' (depth 1)' if shallow else ''}")
         return
+    if first.timed_out is not None:
+        # A remote that hangs would hang the fallback too: one timeout is the answer.
+        shown = ["fetch", "-q", "--no-tags", *depth, "--end-of-options", dep.url, dep.commit]
+        raise command_error(dep.name, shown, first)
     broad = runner.run(
         worktree,
         "fetch",
@@ -277,8 +283,6 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
         network=True,
     )
     if broad.status != 0:
-        from qola.git import command_error
-
         raise command_error(dep.name, ["fetch", "-q", "--end-of-options", dep.url, *_BROAD], broad)
     if not has_commit(runner, worktree, dep.commit):
         raise GitError(
@@ -293,7 +297,9 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
 
 def _update_submodules(runner: Runner, worktree: Path, dep: Dep) -> None:
     _run(runner, worktree, dep, "submodule", "sync", "-q", "--recursive")
-    _run(runner, worktree, dep, "submodule", "update", "-q", "--init", "--checkout", "--recursive")
+    # Clones nested submodules: a network command, under --fetch-timeout.
+    update = ("submodule", "update", "-q", "--init", "--checkout", "--recursive")
+    runner.run(worktree, *update, subject=dep.name, network=True)
 
 
 def refusal(dep: Dep, work: LocalWork) -> RefusedError:

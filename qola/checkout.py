@@ -7,12 +7,14 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from qola.errors import EXIT_MISMATCH, MismatchError, QolaError
+from qola.errors import EXIT_MISMATCH, GitError, MismatchError, QolaError
 from qola.git import Runner
-from qola.lock import root_lock
+from qola.lock import DEFAULT_TIMEOUT, root_lock
 from qola.manifest import Dep, Manifest
 from qola.observe import DepState, observe
 from qola.plan import Options, make_plan
+from qola.recovery import end as end_move
+from qola.recovery import repair
 
 if TYPE_CHECKING:
     from qola.apply import Outcome
@@ -42,6 +44,7 @@ def checkout(
     runner: Runner,
     options: Options,
     progress: Callable[[str], None] = lambda _msg: None,
+    lock_timeout: float = DEFAULT_TIMEOUT,
 ) -> Result:
     """Bring each dependency to its pin; failures are collected, the others still run.
 
@@ -53,8 +56,9 @@ def checkout(
     if not pending:
         return result  # the fast path every configure takes: files read, no git, no lock
     # Something has to change: take turns with other runs on this root (another
-    # build folder configuring at the same moment), then look again.
-    with root_lock(manifest.root):
+    # build folder configuring at the same moment), then look again. A lock that
+    # cannot be had (LockError) stops the whole run, with nothing changed.
+    with root_lock(manifest.root, lock_timeout, progress):
         pending = [dep for dep in pending if not _already_there(manifest, dep, result)]
         if options.jobs <= 1 or len(pending) <= 1:
             for dep in pending:
@@ -99,16 +103,32 @@ def _checkout_one(
     from qola.apply import apply  # not needed (nor imported) on the no-op path
 
     try:
+        # Under the lock: finish a move that a killed or interrupted run left half-done.
+        for note in repair(runner, manifest.root / dep.path, dep):
+            progress(f"{dep.name}: {note}")
         # The cache is written only for commits qola itself put in place (below),
         # so a refused checkout leaves the disk exactly as it was.
         state = observe(manifest, dep, runner)
         plan = make_plan(state)
         if not plan.is_noop:
             progress(plan.describe())
-        result.outcomes[dep.name] = apply(plan, runner, options)
+        try:
+            result.outcomes[dep.name] = apply(plan, runner, options)
+        except (QolaError, OSError):
+            # git failed cleanly (it checks before it writes): the normal path copes with
+            # what is left. Only a kill or a signal leaves the move for repair() to finish.
+            end_move(state.worktree)
+            raise
         result.states[dep.name] = _check_commits(manifest, dep, runner)
     except QolaError as error:
         result.failures[dep.name] = error
+    except OSError as error:
+        # A read-only or full file system fails this dependency; the others still run.
+        result.failures[dep.name] = GitError(
+            dep.name,
+            f"cannot write {error.filename or dep.path}: {error.strerror or error}",
+            "make the folder writable or free some space, then run again",
+        )
 
 
 def _check_commits(manifest: Manifest, dep: Dep, runner: Runner) -> DepState:

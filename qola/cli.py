@@ -179,6 +179,27 @@ def session(common: Common, resolve_pins: bool = True) -> Iterator[Session]:
         restore_signals()
 
 
+lock_timeout_option = click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=600.0,
+    show_default=True,
+    envvar="QOLA_LOCK_TIMEOUT",
+    metavar="SECONDS",
+    help="How long to wait for another qola run on this root (0: not at all, inf: for ever; "
+    "env QOLA_LOCK_TIMEOUT). Then exit 3.",
+)
+fetch_timeout_option = click.option(
+    "--fetch-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    envvar="QOLA_FETCH_TIMEOUT",
+    metavar="SECONDS",
+    help="Stop any one git network command (clone, fetch, ls-remote) after this long "
+    "(inf: never; env QOLA_FETCH_TIMEOUT). Then exit 3.",
+)
+
 cmake_out_option = click.option(
     "--cmake-out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -206,6 +227,8 @@ cmake_out_option = click.option(
     help="Folder of shared bare mirrors, one per URL; clones borrow their objects.",
 )
 @cmake_out_option
+@lock_timeout_option
+@fetch_timeout_option
 @handle_errors
 def checkout(
     common: Common,
@@ -214,14 +237,19 @@ def checkout(
     jobs: int,
     cache: Path | None,
     cmake_out: Path | None,
+    lock_timeout: float,
+    fetch_timeout: float,
 ) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
     from qola.checkout import checkout as run_checkout
     from qola.plan import Options
 
     with session(common) as sess:
+        sess.runner.timeout = _finite(fetch_timeout)
         options = Options(offline, force, jobs, cache.absolute() if cache else None)
-        result = run_checkout(sess.manifest, sess.deps, sess.runner, options, sess.note)
+        result = run_checkout(
+            sess.manifest, sess.deps, sess.runner, options, sess.note, lock_timeout
+        )
         for dep in sess.deps:
             outcome = result.outcomes.get(dep.name)
             if outcome is not None:
@@ -371,6 +399,8 @@ def status(common: Common) -> None:
 )
 @click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
 @click.option("--force", is_flag=True, help="Check out even over local work (saved first).")
+@lock_timeout_option
+@fetch_timeout_option
 @handle_errors
 def bump(
     common: Common,
@@ -382,6 +412,8 @@ def bump(
     allow_downgrade: bool,
     offline: bool,
     force: bool,
+    lock_timeout: float,
+    fetch_timeout: float,
 ) -> None:
     """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
     import dataclasses
@@ -393,12 +425,16 @@ def bump(
 
     common = dataclasses.replace(common, names=(name,))
     with session(common) as sess:
+        sess.runner.timeout = _finite(fetch_timeout)
         [dep] = sess.deps
         worktree = sess.manifest.root / dep.path
         options = Options(offline, force)
         if not observe(sess.manifest, dep, None).is_repo:
             sess.note(f"{dep.name}: not checked out; checking out the current pin first")
-            _exit_on_failures(run_checkout(sess.manifest, (dep,), sess.runner, options))
+            first = run_checkout(
+                sess.manifest, (dep,), sess.runner, options, lock_timeout=lock_timeout
+            )
+            _exit_on_failures(first)
         new = pins.resolve(sess.runner, dep, worktree, ref, offline)
         new = pins.fetch_range(sess.runner, dep, worktree, dep.commit, new, offline)
         move = pins.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
@@ -420,7 +456,9 @@ def bump(
         raw, text = pins.read_manifest(sess.manifest)
         new_text = pins.edit_pins(sess.manifest, text, {dep: new})
         if not no_checkout:
-            result = run_checkout(sess.manifest, (moved,), sess.runner, options, sess.note)
+            result = run_checkout(
+                sess.manifest, (moved,), sess.runner, options, sess.note, lock_timeout
+            )
             _exit_on_failures(result, after=f"{sess.manifest.path.name} was left unchanged: ")
         gitlink = pins.root_gitlink(sess.runner, sess.manifest, dep)
         pins.write_manifest(sess.manifest, raw, new_text)
@@ -432,6 +470,10 @@ def bump(
             links = {dep.path: new} if gitlink is not None else {}
             sha = pins.commit(sess.runner, sess.manifest, move.message(), links)
             click.echo(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}")
+
+
+def _finite(seconds: float) -> float | None:
+    return None if seconds == float("inf") else seconds
 
 
 def _exit_on_failures(result: Any, after: str = "") -> None:

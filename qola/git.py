@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,7 @@ class Output:
     status: int
     stdout: str
     stderr: str
+    timed_out: float | None = None  # the limit, when git was stopped for exceeding it
 
 
 @dataclass
@@ -91,8 +94,13 @@ class Runner:
         self.log.append(" ".join(["git", *args]))
         full_env = {**self._environment(), **(env or {})}
         full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
-        status, stdout, stderr = _execute(command, full_env, self.timeout if network else None)
-        out = Output(status, stdout, stderr)
+        limit = self.timeout if network else None
+        started = time.monotonic()
+        status, stdout, stderr = _execute(command, full_env, limit)
+        # GitPython kills git (and its children: ssh, remote helpers) at the limit and
+        # replaces stderr with its own message; a non-zero status that late is that kill.
+        late = limit is not None and status != 0 and time.monotonic() - started >= limit
+        out = Output(status, stdout, stderr, limit if late else None)
         if check and status != 0:
             raise command_error(subject or str(cwd), args, out)
         return out
@@ -117,6 +125,13 @@ def is_repository(folder: Path) -> bool:
 def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) -> GitError:
     """A GitError that shows the command, its exit code and git's stderr."""
     shown = " ".join(["git", *args])
+    if out.timed_out is not None:
+        return GitError(
+            subject,
+            f"`{shown}` did not finish within {out.timed_out:g} s and was stopped; "
+            "the remote may be unreachable or hanging",
+            "check the URL and the network, or raise --fetch-timeout (env QOLA_FETCH_TIMEOUT)",
+        )
     stderr = out.stderr.strip() or "(no output)"
     indented = "\n".join("    " + line for line in stderr.splitlines())
     hint = None
@@ -140,6 +155,7 @@ def _execute(
     kwargs: dict[str, Any] = {}
     if timeout is not None:
         kwargs["kill_after_timeout"] = timeout
+    before = set(threading.enumerate())
     try:
         result = Git().execute(
             command,
@@ -155,6 +171,14 @@ def _execute(
             "the git executable was not found",
             "install git 2.32 or newer and put it on PATH",
         ) from None
+    except BaseException:
+        # GitPython's timeout watchdog is a non-daemon threading.Timer, cancelled only
+        # when git returns: after Ctrl-C or SIGTERM the interpreter would wait for it
+        # (up to --fetch-timeout) before exiting. Observed with GitPython 3.1.
+        for thread in set(threading.enumerate()) - before:
+            if isinstance(thread, threading.Timer):
+                thread.cancel()
+        raise
     status, stdout, stderr = result
     return int(status), _text(stdout), _text(stderr)
 

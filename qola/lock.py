@@ -1,14 +1,68 @@
-"""One lock per root, held while qola changes anything, so concurrent runs take turns."""
+"""One lock per root, held while qola changes anything, so concurrent runs take turns.
+
+The lock is an fcntl flock on `<gitdir>/qola.lock` (the root itself outside a
+repository): the kernel releases it when the holder dies, even by SIGKILL, so
+a stale lock cannot exist. Once it holds the lock, a run writes who it is
+(pid, host, start time, command) into the file, so that a run that gives up
+waiting can name the holder. Only the holder ever writes the file, and it
+writes before it truncates, so a waiter reads either a whole record, or an
+old or empty one — never someone else's half-truncated file. Read-only
+commands (verify, status) never take it.
+"""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
-from collections.abc import Iterator
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from qola import gitfiles
+from qola.errors import GitError
+
+# Generous: another build folder may be cloning a large dependency right now,
+# but a CI job whose lock holder is stuck must end with an error, not at the
+# job's own timeout with no word about why (README "Guarantees").
+DEFAULT_TIMEOUT = 600.0
+_FIRST_POLL = 0.02
+_MAX_POLL = 0.5
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds (or last held) the lock, as it wrote itself into the file."""
+
+    pid: int
+    host: str
+    started: float
+    command: str
+
+    def describe(self) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started))
+        return f"pid {self.pid} on {self.host} since {when}: {self.command}"
+
+    @property
+    def is_alive_here(self) -> bool | None:
+        """Whether the holder runs; None when it runs on another host (a shared file system)."""
+        if self.host != socket.gethostname():
+            return None
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+class LockError(GitError):
+    """The root's lock could not be had in time (exit 3); nothing was changed."""
 
 
 def lock_path(root: Path) -> Path:
@@ -18,11 +72,85 @@ def lock_path(root: Path) -> Path:
 
 
 @contextmanager
-def root_lock(root: Path) -> Iterator[None]:
-    """Hold the root's lock; a second run waits here, then finds the work done."""
-    fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT, 0o644)
+def root_lock(
+    root: Path,
+    timeout: float = DEFAULT_TIMEOUT,
+    on_wait: Callable[[str], None] | None = None,
+) -> Iterator[None]:
+    """Hold the root's lock; wait up to timeout seconds, then raise LockError (exit 3)."""
+    path = lock_path(root)
+    # No O_TRUNC: the file may be someone else's record, and they hold the lock.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # released by the kernel if the process dies
-        yield
+        _acquire(fd, path, root, timeout, on_wait)
+        _write_holder(fd)
+        try:
+            yield
+        finally:
+            # Cleared while still held: a record in the file means a run holds the lock,
+            # or died holding it (SIGKILL), which `read_holder` callers can tell apart.
+            os.ftruncate(fd, 0)
     finally:
-        os.close(fd)
+        os.close(fd)  # releases the flock
+
+
+def read_holder(path: Path) -> Holder | None:
+    """The record in a lock file, or None when it is empty or unreadable."""
+    try:
+        data = json.loads(path.read_bytes().split(b"\n", 1)[0])
+        return Holder(
+            int(data["pid"]), str(data["host"]), float(data["started"]), str(data["command"])
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _acquire(
+    fd: int, path: Path, root: Path, timeout: float, on_wait: Callable[[str], None] | None
+) -> None:
+    if _try_lock(fd):
+        return
+    if on_wait is not None:
+        holder = read_holder(path)
+        by = f" (held by {holder.describe()})" if holder else ""
+        on_wait(f"waiting for the lock on {root}{by}")
+    deadline = time.monotonic() + timeout
+    poll = _FIRST_POLL
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        time.sleep(min(poll, remaining))
+        poll = min(poll * 2, _MAX_POLL)
+        if _try_lock(fd):
+            return
+    if _try_lock(fd):
+        return
+    holder = read_holder(path)
+    raise LockError(
+        str(root),
+        f"could not take the lock {path} within {timeout:g} s: "
+        + (f"it is held by {holder.describe()}" if holder else "its holder is unknown"),
+        "wait for that run to finish, or raise --lock-timeout (env QOLA_LOCK_TIMEOUT)",
+    )
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _write_holder(fd: int) -> None:
+    record = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": time.time(),
+        "command": " ".join(["qola", *sys.argv[1:]])[:500],
+    }
+    data = (json.dumps(record) + "\n").encode()
+    # Write first, then cut off what an older, longer record left after it.
+    os.pwrite(fd, data, 0)
+    os.ftruncate(fd, len(data))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -151,6 +153,8 @@ def _verify_one(
             problems.append(Problem(DIRTY, f"{entry.path}: modified", entry.path))
         elif strict and entry.untracked:
             problems.append(Problem(DIRTY, f"{entry.path}: untracked", entry.path))
+    for path, how in hidden_changes(runner, state.worktree, dep.name):
+        problems.append(Problem(DIRTY, f"{path}: {how}", path))
     return DepReport(dep, where, head, tuple(problems), submodules)
 
 
@@ -221,6 +225,48 @@ def gitlink_problems(dep: Dep, root_gitlinks: dict[str, str | None]) -> list[Pro
             )
         ]
     return []
+
+
+# `git ls-files -v` tags: lower case marks assume-unchanged, S skip-worktree.
+_HIDDEN_TAGS = frozenset("hsmrck") | {"S"}
+
+
+def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[str, str]]:
+    """Files whose change git status cannot see: assume-unchanged or skip-worktree, then edited."""
+    # One git process for the dependency and its nested submodules; the flagged files
+    # (normally none) are then compared with the index by hashing them here, without
+    # filters: a file a clean filter would change is reported, never passed.
+    out = runner.run(
+        worktree, "--no-optional-locks", "ls-files", "-v", "-s", "-z", "--recurse-submodules",
+        subject=subject,
+    )  # fmt: skip
+    found = []
+    for record in out.stdout.split("\0"):
+        meta, _, path = record.partition("\t")
+        fields = meta.split()
+        if len(fields) != 4 or fields[0] not in _HIDDEN_TAGS or fields[1] == "160000":
+            continue
+        flag = "skip-worktree" if fields[0] in "Ss" else "assume-unchanged"
+        change = _file_change(worktree / path, fields[1], fields[2])
+        if change:
+            found.append((path, f"{change} (hidden by {flag})"))
+    return found
+
+
+def _file_change(file: Path, mode: str, sha: str) -> str | None:
+    try:
+        data = os.readlink(file).encode() if mode == "120000" else file.read_bytes()
+        executable = os.access(file, os.X_OK) and mode != "120000"
+    except FileNotFoundError:
+        return "deleted"
+    except OSError:
+        return "unreadable"
+    algorithm = hashlib.sha256 if len(sha) == 64 else hashlib.sha1
+    if algorithm(b"blob %d\0" % len(data) + data).hexdigest() != sha:
+        return "modified"
+    if mode in ("100644", "100755") and executable != (mode == "100755"):
+        return "mode changed"
+    return None
 
 
 def root_gitlinks(

@@ -209,3 +209,22 @@ def behind_pin(pinned_clean: Project, upstream: Upstream) -> Project:
     """lib is checked out at v2 but the manifest pins main's tip, which is not fetched yet."""
     pinned_clean.set_pin(upstream.lib_v2, upstream.lib_tip)
     return pinned_clean
+
+
+@dataclass(frozen=True)
+class LargeUpstream:
+    """A bare repository with a long history and two big commits (random, incompressible)."""
+
+    path: Path
+    small_tip: str
+    big_a: str  # 600 files of 16 KiB
+    big_b: str  # 550 of them rewritten, 50 deleted, 50 added
+
+
+@pytest.fixture(scope="session")
+def large_upstream(tmp_path_factory: pytest.TempPathFactory) -> LargeUpstream:
+    """Built once per session with git fast-import: a clone of it takes long enough to kill."""
+    from repos import fast_import_large
+
+    path = tmp_path_factory.mktemp("large") / "big.git"
+    return LargeUpstream(path, *fast_import_large(path, 1000, 600, 16384))

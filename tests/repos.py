@@ -57,3 +57,63 @@ def snapshot(root: Path) -> dict[str, str]:
         for d in dirnames:
             state[str(Path(dirpath, d).relative_to(root)) + "/"] = "dir"
     return state
+
+
+def fast_import_large(path: Path, small_commits: int, files: int, file_size: int) -> list[str]:
+    """A repository with a long history, then two commits that each rewrite `files` big files.
+
+    Returns [tip of the small history, big A, big B]. The content is random, so it does not
+    compress: a depth-1 fetch of a big commit moves about files * file_size bytes.
+    """
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "--bare", "-b", "main")  # no work tree to write: an upstream
+    stream = bytearray()
+
+    def commit(mark: int, message: str, changes: bytes) -> None:
+        msg = message.encode()
+        stream.extend(b"commit refs/heads/main\nmark :%d\n" % mark)
+        stream.extend(b"committer qola tests <tests@qola.invalid> %d +0000\n" % (1704067200 + mark))
+        stream.extend(b"data %d\n%s\n" % (len(msg), msg))
+        if mark > 1:
+            stream.extend(b"from :%d\n" % (mark - 1))
+        stream.extend(changes)
+        stream.extend(b"\n")
+
+    for i in range(1, small_commits + 1):
+        body = b"line %d\n" % i
+        commit(i, f"small {i}", b"M 100644 inline log.txt\ndata %d\n%s\n" % (len(body), body))
+    for offset, name in ((1, "big A"), (2, "big B")):
+        changes = bytearray()
+        # B drops A's first 50 files and adds 50 new ones: a move that deletes and creates.
+        for n in range(50 * (offset - 1), files + 50 * (offset - 1)):
+            blob = os.urandom(file_size)
+            changes.extend(b"M 100644 inline data/%04d.bin\ndata %d\n" % (n, len(blob)))
+            changes.extend(blob + b"\n")
+        if offset == 2:
+            changes.extend(b"".join(b"D data/%04d.bin\n" % n for n in range(50)))
+        commit(small_commits + offset, name, bytes(changes))
+    # Random blobs never delta: a small window keeps fast-import from trying for long.
+    subprocess.run(
+        ["git", "-c", "pack.compression=0", "fast-import", "--quiet", "--depth=1"],
+        cwd=path,
+        input=bytes(stream),
+        check=True,
+    )
+    marks = [small_commits, small_commits + 1, small_commits + 2]
+    return [git(path, "rev-parse", f"main~{small_commits + 2 - m}") for m in marks]
+
+
+def large_project(root: Path, url: Path | str, pin: str) -> Path:
+    """A superproject pinning `big` (from the large upstream) at `pin`; returns the manifest."""
+    init_repo(root)
+    manifest = root / "qola.toml"
+    manifest.write_text(f'[deps.big]\npath = "3rdparty/big"\nurl = "{url}"\ncommit = "{pin}"\n')
+    (root / ".gitignore").write_text("/3rdparty/\n")
+    git(root, "add", "qola.toml", ".gitignore")
+    git(root, "commit", "-q", "-m", "pins")
+    return manifest
+
+
+def temp_clones(root: Path) -> list[Path]:
+    """qola's temporary clones of `big` (see apply.py) that are still there."""
+    return list((root / "3rdparty").glob(".big.qola-clone-*"))

@@ -157,7 +157,29 @@ def _pin_changed_in_manifest(p, u):
     p.set_pin(u.lib_v2, u.lib_tip)
 
 
+def _hidden(flag, repo, name):
+    def mutate(p, u):
+        tree = {"lib": p.lib, "nested": p.nested}[repo]
+        git(tree, "update-index", flag, name)
+        (tree / name).write_text("edited behind git status's back\n")
+
+    return mutate
+
+
+def _hidden_deleted(p, u):
+    git(p.lib, "update-index", "--skip-worktree", "lib.txt")
+    (p.lib / "lib.txt").unlink()
+
+
 MUTATIONS = {
+    "assume-unchanged-modified": (_hidden("--assume-unchanged", "lib", "lib.txt"), "dirty", ()),
+    "skip-worktree-modified": (_hidden("--skip-worktree", "lib", "lib.txt"), "dirty", ()),
+    "skip-worktree-deleted": (_hidden_deleted, "dirty", ()),
+    "nested-assume-unchanged-modified": (
+        _hidden("--assume-unchanged", "nested", "nested.txt"),
+        "dirty",
+        (),
+    ),
     "modified-file": (_modified_file, "dirty", ()),
     "staged-change": (_staged_change, "dirty", ()),
     "deleted-file": (_deleted_file, "dirty", ()),
@@ -200,6 +222,40 @@ def test_verify_catches_mutation(mutation, pinned_clean, upstream, run_qola):
     assert text.exit_code == 1
     assert text.stdout.startswith("FAIL lib ")
     assert f"     {kind}: " in text.stdout
+
+
+# Changes that leave the tree as the manifest says: verify must pass every one.
+UNTOUCHED = {
+    "nothing": lambda p, u: None,
+    "branch-at-pin": lambda p, u: git(p.lib, "switch", "-q", "-c", "work"),
+    "untracked-without-strict": lambda p, u: (p.lib / "build.log").write_text("x"),
+    "assume-unchanged-untouched": lambda p, u: git(
+        p.lib, "update-index", "--assume-unchanged", "lib.txt"
+    ),
+    "skip-worktree-untouched": lambda p, u: git(
+        p.lib, "update-index", "--skip-worktree", "lib.txt"
+    ),
+    "touched-same-content": lambda p, u: (p.lib / "lib.txt").write_text("lib v2\n"),
+    "gc-and-repack": lambda p, u: git(p.lib, "gc", "-q"),
+}
+
+
+@pytest.mark.parametrize("change", sorted(UNTOUCHED))
+def test_verify_passes_untouched_tree(change, pinned_clean, upstream, run_qola):
+    UNTOUCHED[change](pinned_clean, upstream)
+    res = verify(run_qola, pinned_clean)
+    assert res.exit_code == 0, res.stdout
+    assert kinds(res) == []
+
+
+def test_verify_names_the_hidden_file_and_its_flag(pinned_clean, upstream, run_qola):
+    _hidden("--assume-unchanged", "nested", "nested.txt")(pinned_clean, upstream)
+    res = run_qola("verify", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 1
+    assert (
+        "     dirty: extern/nested/nested.txt: modified (hidden by assume-unchanged)\n"
+        in res.stdout
+    )
 
 
 @pytest.fixture

@@ -1,0 +1,128 @@
+"""Loopback servers that misbehave on purpose: silent, cut off, or a real git daemon."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (a connection to it is refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def silent_server() -> Iterator[int]:
+    """Accepts connections and never answers: a hanging remote. Yields its port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            with suppress(OSError):
+                accepted.append(listener.accept()[0])
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join()
+        for conn in accepted:
+            conn.close()
+        listener.close()
+
+
+@contextmanager
+def git_daemon(base: Path) -> Iterator[int]:
+    """`git daemon` exporting every repository under base on loopback. Yields its port."""
+    port = free_port()
+    proc = subprocess.Popen(
+        ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}",
+         f"--base-path={base}", "--export-all", "--informative-errors", str(base)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise AssertionError("git daemon did not start")
+            time.sleep(0.05)
+        yield port
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+class CuttingProxy:
+    """Forwards loopback connections to a port; after `limit` bytes back, drops them."""
+
+    def __init__(self, target: int, limit: int | None) -> None:
+        self.target = target
+        self.limit = limit
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = int(self.listener.getsockname()[1])
+        self.cut = threading.Event()  # set once a connection was dropped on purpose
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.listener.close()
+
+    def _serve(self) -> None:
+        self.listener.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                client = self.listener.accept()[0]
+            except OSError:
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self._pump, args=(client, upstream, None), daemon=True).start()
+            threading.Thread(
+                target=self._pump, args=(upstream, client, self.limit), daemon=True
+            ).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, limit: int | None) -> None:
+        sent = 0
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                if limit is not None and sent + len(data) > limit:
+                    dst.sendall(data[: limit - sent])
+                    self.cut.set()
+                    break
+                dst.sendall(data)
+                sent += len(data)
+        except OSError:
+            pass
+        # The remote "disappears": both ends closed mid-transfer.
+        for sock in (src, dst):
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()

@@ -1,0 +1,119 @@
+"""The per-root lock, for real: runs take turns, a stuck holder is named, reads never wait."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import procs
+from repos import git, head, snapshot
+
+from qola.lock import lock_path, read_holder
+
+
+def test_three_concurrent_checkouts_serialise_and_one_clones(make_project, upstream):
+    """Three configures at once on one tree: one clones, the others wait and find it done."""
+    project = make_project()
+    holder = procs.hold_lock(project.root)  # so that all three are surely waiting at once
+    runs = [procs.start("checkout", "-m", str(project.manifest)) for _ in range(3)]
+    try:
+        # Each says it waits (stderr), then blocks; none can have changed anything yet.
+        for proc in runs:
+            assert proc.stderr is not None
+            line = proc.stderr.readline()
+            assert line.startswith(f"qola: waiting for the lock on {project.root} (held by pid "), (
+                line
+            )
+        assert not (project.root / "3rdparty").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    outputs = [proc.communicate(timeout=120) for proc in runs]
+    assert [proc.returncode for proc in runs] == [0, 0, 0], outputs
+    actions = sorted(out.split(" ", 3)[3] for out, _ in outputs)
+    short = upstream.lib_v2[:12]
+    assert actions == [f"cloned {upstream.lib} at {short}\n", "up to date\n", "up to date\n"]
+    assert head(project.lib) == upstream.lib_v2
+    assert procs.run("verify", "--strict", "-m", str(project.manifest)).returncode == 0
+    assert not list((project.root / "3rdparty").glob(".*qola-clone*"))
+    assert lock_path(project.root).read_bytes() == b""  # the last holder cleared its record
+
+
+def test_lock_timeout_exits_3_naming_the_holder_and_changes_nothing(behind_pin, upstream):
+    holder = procs.hold_lock(behind_pin.root)
+    try:
+        before = snapshot(behind_pin.root)
+        started = time.monotonic()
+        proc = procs.run("checkout", "--lock-timeout", "0.5", "-m", str(behind_pin.manifest))
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 3, proc.stderr
+    path = lock_path(behind_pin.root)
+    waiting, error, hint = proc.stderr.splitlines()
+    assert waiting.startswith(f"qola: waiting for the lock on {behind_pin.root} (held by pid ")
+    assert error.startswith(
+        f"qola: {behind_pin.root}: could not take the lock {path} within 0.5 s: it is held by "
+        f"pid {holder.pid} on "
+    )
+    assert error.endswith(f": qola {behind_pin.root}")  # the holder's command line
+    assert (
+        hint == "hint: wait for that run to finish, or raise --lock-timeout (env QOLA_LOCK_TIMEOUT)"
+    )
+    assert waited < 30
+    assert snapshot(behind_pin.root) == before
+    assert head(behind_pin.lib) == upstream.lib_v2
+
+
+def test_lock_timeout_from_environment_and_zero_means_no_wait(behind_pin):
+    holder = procs.hold_lock(behind_pin.root)
+    try:
+        proc = procs.run("checkout", "-m", str(behind_pin.manifest), env={"QOLA_LOCK_TIMEOUT": "0"})
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 3
+    assert "within 0 s: it is held by pid" in proc.stderr
+
+
+def test_bad_lock_timeout_is_a_usage_error(pinned_clean, run_qola):
+    res = run_qola("checkout", "--lock-timeout", "soon", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 2
+    assert "'soon' is not a valid float" in res.stderr
+
+
+def test_read_only_commands_never_wait_for_the_lock(pinned_clean):
+    (pinned_clean.lib / "lib.txt").write_text("edited\n")
+    holder = procs.hold_lock(pinned_clean.root)
+    try:
+        verify = procs.run(
+            "verify", "--format", "json", "-m", str(pinned_clean.manifest), timeout=60
+        )
+        status = procs.run("status", "-m", str(pinned_clean.manifest), timeout=60)
+        # The no-op checkout of a synced dependency needs no lock either.
+        git(pinned_clean.lib, "checkout", "-q", "lib.txt")
+        noop = procs.run("checkout", "--lock-timeout", "0", "-m", str(pinned_clean.manifest))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (
+        verify.returncode == 1
+        and json.loads(verify.stdout)["deps"][0]["problems"][0]["kind"] == "dirty"
+    )
+    assert status.returncode == 1
+    assert noop.returncode == 0, noop.stderr
+
+
+def test_lock_of_a_killed_holder_is_free_and_its_record_is_readable(behind_pin, upstream):
+    """SIGKILL cannot clean up, but the kernel drops the flock: the next run goes ahead."""
+    holder = procs.hold_lock(behind_pin.root)
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    record = read_holder(lock_path(behind_pin.root))
+    assert record is not None and record.pid == holder.pid and record.is_alive_here is False
+    proc = procs.run("checkout", "--lock-timeout", "0", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert head(behind_pin.lib) == upstream.lib_tip

@@ -1,0 +1,145 @@
+"""Remotes that refuse, vanish, hang or drop mid-transfer: exit 3 naming dep, URL, git's error."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import procs
+import servers
+from repos import head, large_project, snapshot, temp_clones
+
+
+def point_at(project, url: str) -> None:
+    text = project.manifest.read_text()
+    old = text.split('url = "')[1].split('"')[0]
+    project.manifest.write_text(text.replace(old, url))
+
+
+def project_pin(project) -> str:
+    return project.manifest.read_text().split('commit = "')[1].split('"')[0]
+
+
+def has_line(stderr: str, prefix: str) -> bool:
+    """stderr has a line starting with prefix (progress lines may come first)."""
+    return any(line.startswith(prefix) for line in stderr.splitlines())
+
+
+def assert_nothing_half_done(project) -> None:
+    assert not project.lib.exists()
+    assert not list((project.root / "3rdparty").glob(".*qola-clone*"))
+
+
+def test_refused_connection_exits_3_naming_dep_url_and_git_error(make_project, run_qola):
+    project = make_project()
+    url = f"git://127.0.0.1:{servers.free_port()}/lib.git"
+    point_at(project, url)
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 3
+    assert has_line(res.stderr, "qola: lib: `git fetch -q --end-of-options " + url)
+    assert "Connection refused" in res.stderr
+    assert res.stderr.endswith("qola: 1 of 1 dependencies failed: lib\n")
+    assert_nothing_half_done(project)
+
+
+def test_remote_that_disappeared_exits_3_and_leaves_nothing(make_project, upstream, tmp_path):
+    gone = tmp_path / "gone.git"
+    shutil.copytree(upstream.lib / ".git", gone)
+    project = make_project()
+    point_at(project, str(gone))
+    shutil.rmtree(gone)
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 3
+    assert has_line(proc.stderr, f"qola: lib: `git fetch -q --end-of-options {gone} ")
+    assert f"'{gone}' does not appear to be a git repository" in proc.stderr
+    assert_nothing_half_done(project)
+
+
+def test_hanging_remote_times_out_with_exit_3_and_no_temp_clone(make_project):
+    project = make_project()
+    with servers.silent_server() as port:
+        url = f"git://127.0.0.1:{port}/lib.git"
+        point_at(project, url)
+        started = time.monotonic()
+        proc = procs.run("checkout", "--fetch-timeout", "2", "-m", str(project.manifest))
+        took = time.monotonic() - started
+    assert proc.returncode == 3, proc.stderr
+    assert has_line(
+        proc.stderr,
+        f"qola: lib: `git fetch -q --no-tags --depth 1 --end-of-options {url} "
+        f"{project_pin(project)}`",
+    )
+    assert (
+        "` did not finish within 2 s and was stopped; the remote may be unreachable or hanging\n"
+        "hint: check the URL and the network, or raise --fetch-timeout (env QOLA_FETCH_TIMEOUT)\n"
+    ) in proc.stderr
+    assert took < 30  # one timeout, not one per fallback; the bound is loose for slow machines
+    assert_nothing_half_done(project)
+
+
+def test_fetch_timeout_from_environment(make_project):
+    project = make_project()
+    with servers.silent_server() as port:
+        point_at(project, f"git://127.0.0.1:{port}/lib.git")
+        proc = procs.run("checkout", "-m", str(project.manifest), env={"QOLA_FETCH_TIMEOUT": "1"})
+    assert proc.returncode == 3
+    assert "did not finish within 1 s" in proc.stderr
+
+
+def test_existing_dep_whose_remote_is_gone_changes_nothing(behind_pin, upstream, tmp_path):
+    """A clean git failure is not a kill: nothing changes and no unfinished move is recorded."""
+    point_at(behind_pin, str(tmp_path / "gone.git"))
+    fetch_head = "3rdparty/lib/.git/FETCH_HEAD"  # git's record of its last fetch, emptied
+    before = snapshot(behind_pin.root)
+    proc = procs.run("checkout", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert f"{tmp_path / 'gone.git'}" in proc.stderr
+    after = snapshot(behind_pin.root)
+    assert {k: v for k, v in after.items() if k != fetch_head} == {
+        k: v for k, v in before.items() if k != fetch_head
+    }
+    assert head(behind_pin.lib) == upstream.lib_v2
+    assert not (behind_pin.lib / ".git" / "qola" / "moving").exists()
+
+
+def test_one_failing_remote_does_not_stop_or_spoil_the_other(make_project, upstream):
+    project = make_project(
+        extra=(
+            "[deps.other]\n"
+            'path = "3rdparty/other"\n'
+            f'url = "git://127.0.0.1:{servers.free_port()}/other.git"\n'
+            f'commit = "{upstream.lib_v2}"\n'
+        )
+    )
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 3
+    assert "qola: other: `git fetch" in proc.stderr
+    assert "qola: 1 of 2 dependencies failed: other" in proc.stderr
+    assert head(project.lib) == upstream.lib_v2
+    assert procs.run("verify", "-m", str(project.manifest), "lib").returncode == 0
+    assert not (project.root / "3rdparty" / "other").exists()
+    assert not list((project.root / "3rdparty").glob(".*qola-clone*"))
+
+
+def test_remote_dropping_mid_clone_exits_3_then_rerun_succeeds(tmp_path, large_upstream):
+    """A git daemon behind a proxy that cuts the connection after 2 MB of the pack."""
+    with servers.git_daemon(large_upstream.path.parent) as daemon:
+        proxy = servers.CuttingProxy(daemon, limit=2_000_000)
+        try:
+            url = f"git://127.0.0.1:{proxy.port}/{large_upstream.path.name}"
+            root = tmp_path / "project"
+            manifest = large_project(root, url, large_upstream.big_a)
+            proc = procs.run("checkout", "-m", str(manifest))
+            assert proxy.cut.is_set()
+            assert proc.returncode == 3, proc.stderr
+            assert has_line(proc.stderr, f"qola: big: `git fetch -q --end-of-options {url} ")
+            assert "fatal:" in proc.stderr  # git's own words about the lost connection
+            assert not (root / "3rdparty" / "big").exists()
+            assert temp_clones(root) == []
+            proxy.limit = None  # the network is back
+            rerun = procs.run("checkout", "-m", str(manifest))
+            assert rerun.returncode == 0, rerun.stderr
+            assert head(root / "3rdparty" / "big") == large_upstream.big_a
+            assert procs.run("verify", "--strict", "-m", str(manifest)).returncode == 0
+        finally:
+            proxy.close()
