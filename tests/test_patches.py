@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import procs
 import pytest
 from conftest import Project, Upstream
 from repos import commit_file, git, head, snapshot
@@ -328,3 +330,38 @@ def test_freeze_pins_the_commit_below_the_patches(patched, upstream, run_qola):
     assert res.exit_code == 0, res.stderr
     assert res.stdout == "every pin already matches what is checked out\n"
     assert patched.manifest.read_text() == before
+
+
+def _new_file_patch(i: int) -> str:
+    return (
+        f"diff --git a/added/f{i:03} b/added/f{i:03}\nnew file mode 100644\n"
+        f"--- /dev/null\n+++ b/added/f{i:03}\n@@ -0,0 +1 @@\n+file {i}\n"
+    )
+
+
+def test_sigkill_while_a_series_is_applied_then_rerun_succeeds(patched, tmp_path):
+    """A series is built in a temporary index and object writes only: a kill there leaves
+    the dependency as it was, and the next run applies the whole series."""
+    old_head = head(patched.lib)
+    write_series(patched, {f"{i:04}-added.patch": _new_file_patch(i) for i in range(3, 63)})
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {"TMPDIR": str(temp)}
+    proc = procs.start("checkout", "-m", str(patched.manifest), env=env)
+    try:
+        procs.wait_for(
+            lambda: bool(list(temp.glob("qola-series-*/index"))) or proc.poll() is not None,
+            what="a series being applied",
+        )
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    assert proc.returncode == -signal.SIGKILL, "the run ended before the series was applied"
+    assert head(patched.lib) == old_head
+    assert git(patched.lib, "status", "--porcelain") == ""
+    rerun = procs.run("checkout", "-m", str(patched.manifest), env=env)
+    assert rerun.returncode == 0, rerun.stderr
+    assert git(patched.lib, "rev-list", "--count", f"{old_head}..HEAD") == "60"
+    assert (patched.lib / "added" / "f062").read_text() == "file 62\n"
+    assert procs.run("verify", "--strict", "-m", str(patched.manifest)).returncode == 0
