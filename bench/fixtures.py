@@ -76,9 +76,13 @@ class Git:
 
     def run(self, cwd: Path, *args: str | Path, stdin: bytes | None = None) -> str:
         proc = subprocess.run(
-            [str(a) for a in args], cwd=cwd, env=self.env, input=stdin, capture_output=True,
+            [str(a) for a in args],
+            cwd=cwd,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
             check=False,
-        )  # fmt: skip
+        )
         if proc.returncode != 0:
             sys.exit(
                 f"{' '.join(map(str, args))} (in {cwd}) failed with {proc.returncode}:\n"
@@ -138,11 +142,23 @@ def git_daemon(base: Path, env: dict[str, str]) -> Iterator[Daemon]:
         port = _free_port()
         with log.open("ab") as sink:
             proc = subprocess.Popen(
-                ["git", "daemon", "--listen=127.0.0.1", f"--port={port}", "--reuseaddr",
-                 "--export-all", f"--base-path={base}", "--informative-errors", "--verbose",
-                 "--log-destination=stderr", str(base)],
-                env=env, stdout=subprocess.DEVNULL, stderr=sink,
-            )  # fmt: skip
+                [
+                    "git",
+                    "daemon",
+                    "--listen=127.0.0.1",
+                    f"--port={port}",
+                    "--reuseaddr",
+                    "--export-all",
+                    f"--base-path={base}",
+                    "--informative-errors",
+                    "--verbose",
+                    "--log-destination=stderr",
+                    str(base),
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+            )
         deadline = time.monotonic() + 20
         while proc.poll() is None and time.monotonic() < deadline and not _is_listening(port):
             time.sleep(0.05)
