@@ -11,25 +11,21 @@ from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
 
-from qola import gitfiles, patches
+from qola import cache, gitfiles, patches
 from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner
 from qola.manifest import Dep
 from qola.observe import LocalWork, has_commit, observe_local_work, submodule_states
 from qola.patches import Series
-from qola.plan import Plan
+from qola.plan import Options, Plan
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 PIN_REF = "refs/qola/pin"  # the commit qola checked out last: not someone's unsaved work
 BACKUP_PREFIX = "refs/qola/backup"
+# Writing the files dominates a large checkout: let git use every core for it.
+_PARALLEL = ("-c", "checkout.workers=0")
 # What the fallback fetch takes when a server refuses to send a commit by SHA.
 _BROAD = ("+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
-
-
-@dataclass(frozen=True)
-class Options:
-    offline: bool = False
-    force: bool = False
 
 
 @dataclass
@@ -73,7 +69,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
-        _run(runner, state.worktree, dep, "checkout", "-q", "--detach", target)
+        _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", "--detach", target)
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, target)
         outcome.actions.append(f"checked out {_label(dep.commit, state.series.get(''))}")
@@ -165,13 +161,16 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     """Clone into a temporary sibling, then rename: a killed clone leaves no half-repo."""
     dep = plan.state.dep
     target = plan.state.worktree
-    if options.offline:
+    if options.offline and options.cache is None:
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
             "run once without --offline, or point QOLA_SOURCE_DIR_"
             f"{dep.name.upper()} at a local copy",
         )
+    mirror = None
+    if options.cache is not None:
+        mirror = cache.ensure(runner, options.cache, dep, options.offline)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_clones(target)
     temp = target.parent / f".{target.name}.qola-clone-{os.getpid()}"
@@ -180,11 +179,15 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     try:
         _run(runner, temp, dep, "init", "-q")
         _run(runner, temp, dep, "remote", "add", "--end-of-options", "origin", dep.url)
-        _fetch(runner, temp, dep, shallow=True, outcome=outcome)
+        if mirror is not None:
+            cache.borrow(temp / ".git", mirror)
+            outcome.notes.append(f"borrowed the objects of {mirror}")
+        else:
+            _fetch(runner, temp, dep, shallow=True, outcome=outcome)
         head = dep.commit
         if "" in plan.state.series:
             head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
-        _run(runner, temp, dep, "checkout", "-q", "--detach", head)
+        _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "--detach", head)
         _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, head)
         if dep.submodules:
             _update_submodules(runner, temp, dep)
@@ -223,13 +226,19 @@ def _ensure_commit(
     if has_commit(runner, worktree, dep.commit):
         outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
         return
+    gitdir = gitfiles.git_dir(worktree)
+    if options.cache is not None and gitdir is not None:
+        mirror = cache.mirror_path(options.cache, dep.url)
+        if cache.borrows_from(gitfiles.common_dir(gitdir), mirror):
+            cache.ensure(runner, options.cache, dep, options.offline)
+            outcome.notes.append(f"{dep.commit[:12]} fetched into the cache {mirror}")
+            return
     if options.offline:
         raise GitError(
             dep.name,
             f"commit {dep.commit} is not present locally and --offline forbids fetching it",
             "run once without --offline",
         )
-    gitdir = gitfiles.git_dir(worktree)
     _fetch(
         runner,
         worktree,

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import ExitStack
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from qola.apply import Options, Outcome, apply
 from qola.errors import EXIT_MISMATCH, MismatchError, QolaError
 from qola.git import Runner
 from qola.lock import root_lock
 from qola.manifest import Dep, Manifest
 from qola.observe import DepState, observe
-from qola.plan import make_plan
+from qola.plan import Options, make_plan
+
+if TYPE_CHECKING:
+    from qola.apply import Outcome
 
 
 @dataclass
@@ -40,30 +43,49 @@ def checkout(
     options: Options,
     progress: Callable[[str], None] = lambda _msg: None,
 ) -> Result:
-    """Bring each dependency to its pin; failures are collected, the others still run."""
+    """Bring each dependency to its pin; failures are collected, the others still run.
+
+    Dependencies that need work run options.jobs at a time, each in its own thread
+    (every git call is its own process; a dependency is only ever touched by one).
+    """
     result = Result()
-    with ExitStack() as stack:
-        lock = _LazyLock(manifest, stack)
-        for dep in deps:
-            _checkout_one(manifest, dep, runner, options, progress, result, lock)
+    pending = [dep for dep in deps if not _already_there(manifest, dep, result)]
+    if not pending:
+        return result  # the fast path every configure takes: files read, no git, no lock
+    # Something has to change: take turns with other runs on this root (another
+    # build folder configuring at the same moment), then look again.
+    with root_lock(manifest.root):
+        pending = [dep for dep in pending if not _already_there(manifest, dep, result)]
+        if options.jobs <= 1 or len(pending) <= 1:
+            for dep in pending:
+                _checkout_one(manifest, dep, runner, options, progress, result)
+            return result
+        pool = ThreadPoolExecutor(max_workers=min(options.jobs, len(pending)))
+        try:
+            wait(
+                [
+                    pool.submit(_checkout_one, manifest, dep, runner, options, progress, result)
+                    for dep in pending
+                ]
+            )
+        finally:
+            # Interrupted: dependencies not started stay as they were; those under way
+            # finish (a clone lands whole or not at all) before the run exits.
+            pool.shutdown(wait=True, cancel_futures=True)
     return result
 
 
-class _LazyLock:
-    """The root's lock, taken the first time a dependency needs changing."""
-
-    def __init__(self, manifest: Manifest, stack: ExitStack) -> None:
-        self.manifest = manifest
-        self.stack = stack
-        self.held = False
-
-    def take(self) -> bool:
-        """Take the lock; True when this call took it (the caller should look again)."""
-        if self.held:
-            return False
-        self.stack.enter_context(root_lock(self.manifest.root))
-        self.held = True
+def _already_there(manifest: Manifest, dep: Dep, result: Result) -> bool:
+    """True (and recorded) when dep needs nothing: read from files, no git run."""
+    try:
+        state = observe(manifest, dep, None)
+    except QolaError as error:
+        result.failures[dep.name] = error
         return True
+    if state.is_synced or state.overridden:
+        result.states[dep.name] = state
+        return True
+    return False
 
 
 def _checkout_one(
@@ -73,21 +95,10 @@ def _checkout_one(
     options: Options,
     progress: Callable[[str], None],
     result: Result,
-    lock: _LazyLock,
 ) -> None:
+    from qola.apply import apply  # not needed (nor imported) on the no-op path
+
     try:
-        state = observe(manifest, dep, None)
-        if state.is_synced or state.overridden:
-            # The fast path every configure takes: files read, no git run, no lock.
-            result.states[dep.name] = state
-            return
-        if lock.take():
-            # Something has to change: take turns with other runs on this root
-            # (another build folder configuring at the same moment), then look again.
-            state = observe(manifest, dep, None)
-            if state.is_synced:
-                result.states[dep.name] = state
-                return
         # The cache is written only for commits qola itself put in place (below),
         # so a refused checkout leaves the disk exactly as it was.
         state = observe(manifest, dep, runner)

@@ -186,17 +186,38 @@ cmake_out_option = click.option(
 @common_options()
 @click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
 @click.option("--force", is_flag=True, help="Move dependencies even over local work (saved first).")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    envvar="QOLA_JOBS",
+    help="Dependencies to clone or fetch at once.",
+)
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="QOLA_CACHE_DIR",
+    help="Folder of shared bare mirrors, one per URL; clones borrow their objects.",
+)
 @cmake_out_option
 @handle_errors
-def checkout(common: Common, offline: bool, force: bool, cmake_out: Path | None) -> None:
+def checkout(
+    common: Common,
+    offline: bool,
+    force: bool,
+    jobs: int,
+    cache: Path | None,
+    cmake_out: Path | None,
+) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
-    from qola.apply import Options
     from qola.checkout import checkout as run_checkout
+    from qola.plan import Options
 
     with session(common) as sess:
-        result = run_checkout(
-            sess.manifest, sess.deps, sess.runner, Options(offline, force), progress=sess.note
-        )
+        options = Options(offline, force, jobs, cache.absolute() if cache else None)
+        result = run_checkout(sess.manifest, sess.deps, sess.runner, options, sess.note)
         for dep in sess.deps:
             outcome = result.outcomes.get(dep.name)
             if outcome is not None:
@@ -209,8 +230,9 @@ def checkout(common: Common, offline: bool, force: bool, cmake_out: Path | None)
             if state is not None and state.overridden:
                 what = f"overridden by {state.worktree}"
             click.echo(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
-        for error in result.failures.values():
-            click.echo(error.render(), err=True)
+        for dep in sess.deps:  # in manifest order, however --jobs finished them
+            if dep.name in result.failures:
+                click.echo(result.failures[dep.name].render(), err=True)
         if result.failures:
             failed = ", ".join(result.failures)
             click.echo(
@@ -312,9 +334,9 @@ def bump(
     import dataclasses
 
     from qola import bump as pins
-    from qola.apply import Options
     from qola.checkout import checkout as run_checkout
     from qola.observe import observe
+    from qola.plan import Options
 
     common = dataclasses.replace(common, names=(name,))
     with session(common) as sess:

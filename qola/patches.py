@@ -10,8 +10,6 @@ so the no-op path can compare HEAD with it without running git.
 
 from __future__ import annotations
 
-import email.parser
-import email.policy
 import hashlib
 import os
 import re
@@ -209,6 +207,9 @@ def _mail_text(text: str) -> tuple[str, str]:
     """Subject and body of a `git format-patch` mail; empty for a plain diff."""
     if not text.startswith("From "):
         return "", ""
+    import email.parser  # only when a series is applied: not on the no-op path
+    import email.policy
+
     head, _, rest = text.partition("\n\n")
     mail = email.parser.HeaderParser(policy=email.policy.default).parsestr(
         head.split("\n", 1)[1] + "\n\n"

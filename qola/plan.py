@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from qola.errors import RefusedError
 from qola.observe import DepState
+
+
+@dataclass(frozen=True)
+class Options:
+    """How checkout may carry plans out (the command line's choices)."""
+
+    offline: bool = False  # never fetch
+    force: bool = False  # save local work and move anyway
+    jobs: int = 1  # dependencies worked on at once
+    cache: Path | None = None  # folder of shared bare mirrors (--cache)
 
 
 @dataclass(frozen=True)

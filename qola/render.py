@@ -62,6 +62,6 @@ def _submodule_json(sub: SubmoduleState) -> dict[str, Any]:
         "path": sub.path,
         "expected": sub.expected,
         "head": sub.head,
-        "ok": sub.head == sub.expected,
+        "ok": sub.at_target,
         "submodules": [_submodule_json(c) for c in sub.children],
     }

@@ -1,0 +1,120 @@
+"""`checkout --jobs N` and `--cache DIR` (DESIGN §3), with real clones."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import Upstream
+from repos import commit_file, git, head, init_repo, snapshot
+
+
+def multi_project(root: Path, deps: dict[str, tuple[str, str]]) -> Path:
+    """A superproject pinning each name to (url, commit) at 3rdparty/<name>."""
+    init_repo(root)
+    text = "".join(
+        f'[deps.{name}]\npath = "3rdparty/{name}"\nurl = "{url}"\ncommit = "{sha}"\n\n'
+        for name, (url, sha) in deps.items()
+    )
+    (root / "qola.toml").write_text(text)
+    return root / "qola.toml"
+
+
+def test_jobs_clone_in_parallel_and_report_failures_in_manifest_order(
+    tmp_path, upstream: Upstream, run_qola
+):
+    lib = str(upstream.lib)
+    manifest = multi_project(
+        tmp_path / "project",
+        {
+            "a": (lib, upstream.lib_v1),
+            "gone": (str(tmp_path / "no-such-repo"), upstream.lib_v2),
+            "b": (lib, upstream.lib_v2),
+            "c": (lib, upstream.lib_tip),
+        },
+    )
+    res = run_qola("checkout", "--jobs", "3", "-m", str(manifest))
+    assert res.exit_code == 3
+    root = manifest.parent
+    assert head(root / "3rdparty/a") == upstream.lib_v1
+    assert head(root / "3rdparty/b") == upstream.lib_v2
+    assert head(root / "3rdparty/c") == upstream.lib_tip
+    assert not (root / "3rdparty/gone").exists()
+    assert not list((root / "3rdparty").glob(".*qola-clone*"))
+    assert "qola: gone: `git fetch" in res.stderr
+    assert res.stderr.endswith("qola: 1 of 4 dependencies failed: gone\n")
+    assert [line.split()[0] for line in res.stdout.splitlines()] == ["a", "b", "c"]
+
+
+def test_jobs_must_be_a_positive_number(pinned_clean, run_qola):
+    before = snapshot(pinned_clean.root)
+    res = run_qola("checkout", "--jobs", "0", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 2
+    assert "Invalid value for '-j' / '--jobs': 0 is not in the range x>=1." in res.stderr
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_second_checkout_with_cache_borrows_and_fetches_nothing(
+    tmp_path, upstream: Upstream, run_qola
+):
+    source = tmp_path / "upstream-lib"
+    shutil.copytree(upstream.lib, source)
+    cache = tmp_path / "cache"
+    first = multi_project(tmp_path / "one", {"lib": (str(source), upstream.lib_v2)})
+    res = run_qola("checkout", "--cache", str(cache), "-m", str(first))
+    assert res.exit_code == 0, res.stderr
+    (mirror,) = cache.glob("upstream-lib-*.git")
+    assert git(mirror, "rev-parse", f"refs/qola/pins/{upstream.lib_v2}") == upstream.lib_v2
+
+    # The upstream is gone: a second folder still checks out, from the cache alone.
+    shutil.rmtree(source)
+    second = multi_project(tmp_path / "two", {"lib": (str(source), upstream.lib_v2)})
+    res = run_qola("checkout", "-m", str(second), env={"QOLA_CACHE_DIR": str(cache)})
+    assert res.exit_code == 0, res.stderr
+    lib = second.parent / "3rdparty" / "lib"
+    assert head(lib) == upstream.lib_v2
+    assert (lib / ".git/objects/info/alternates").read_text() == f"{mirror / 'objects'}\n"
+    counts = dict(
+        line.split(": ") for line in git(lib, "count-objects", "-v").splitlines()
+    )
+    assert counts["count"] == "0" and counts["packs"] == "0"
+    assert run_qola("verify", "-m", str(second)).exit_code == 0
+
+
+def test_offline_clone_from_cache_and_missing_pin_offline_is_exit_3(
+    tmp_path, upstream: Upstream, run_qola
+):
+    cache = tmp_path / "cache"
+    first = multi_project(tmp_path / "one", {"lib": (str(upstream.lib), upstream.lib_v1)})
+    assert run_qola("checkout", "--cache", str(cache), "-m", str(first)).exit_code == 0
+    second = multi_project(tmp_path / "two", {"lib": (str(upstream.lib), upstream.lib_v1)})
+    res = run_qola("checkout", "--offline", "--cache", str(cache), "-m", str(second))
+    assert res.exit_code == 0, res.stderr
+
+    # A pin the mirror lacks: offline says so and changes nothing.
+    missing = "0123456789abcdef0123456789abcdef01234567"
+    third = multi_project(tmp_path / "three", {"lib": (str(upstream.lib), missing)})
+    before = snapshot(tmp_path)
+    res = run_qola("checkout", "--offline", "--cache", str(cache), "-m", str(third))
+    assert res.exit_code == 3
+    assert f"qola: lib: commit {missing} is not in the cache (" in res.stderr
+    assert "--offline forbids fetching it\nhint: run once without --offline\n" in res.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_existing_borrowing_dep_fetches_a_new_pin_into_the_cache(
+    tmp_path, upstream: Upstream, run_qola
+):
+    source = tmp_path / "upstream-lib"
+    shutil.copytree(upstream.lib, source)
+    cache = tmp_path / "cache"
+    manifest = multi_project(tmp_path / "one", {"lib": (str(source), upstream.lib_v1)})
+    assert run_qola("checkout", "--cache", str(cache), "-m", str(manifest)).exit_code == 0
+    newer = commit_file(source, "later.txt", "made after the mirror\n")
+    manifest.write_text(manifest.read_text().replace(upstream.lib_v1, newer))
+    res = run_qola("checkout", "-v", "--cache", str(cache), "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert f"lib: {newer[:12]} fetched into the cache" in res.stderr
+    lib = manifest.parent / "3rdparty/lib"
+    assert head(lib) == newer
+    assert git(lib, "count-objects").startswith("0 objects")
