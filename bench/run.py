@@ -461,7 +461,7 @@ def size(n: int | None) -> str:
     return ""
 
 
-def print_report(results: Results) -> None:
+def print_report(results: Results, cmake: dict[str, float] | None) -> None:
     for section, variants in results.sections.items():
         runs = next(iter(variants.values())).runs
         print(f"\n{section} ({runs} interleaved runs, medians)")
@@ -471,9 +471,13 @@ def print_report(results: Results) -> None:
                 f"  {name:<24} {m.wall_ms:9.1f} {m.cpu_ms:9.1f} {m.rss_mb_max:8.1f} "
                 f"{size(m.received):>10}"
             )
+    if cmake:
+        print("\ncmake N=10 (bench/cmake_noop.py, interleaved, medians)")
+        for key, value in cmake.items():
+            print(f"  {key:<24} {value:9.2f}")
     print(f"\n{'§11 goal':<56} {'measured':>9} {'goal':>9}  result")
     for g in results.goals:
-        value = "-" if g.value is None else f"{g.value:.2f}{g.unit}"
+        value = "-" if g.value is None else f"{g.value:.3f}{g.unit}"
         limit = f"{g.op} {g.limit:g}{g.unit}"
         print(f"{g.name:<56} {value:>9} {limit:>9}  {g.status}")
         if g.note:
@@ -587,7 +591,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             shutil.rmtree(work, ignore_errors=True)
     facts["loadavg_end"] = os.getloadavg()
     bench.results.goals = evaluate(bench.results, cmake)
-    print_report(bench.results)
+    print_report(bench.results, cmake)
     document = {
         "schema": 1,
         "facts": facts,
