@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -10,6 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parent.parent  # the qola under test, not an installed one
+
+
+def default_sigint() -> None:
+    """Run in the child before exec: Ctrl-C acts as in a terminal, even when the tests were
+    started in the background (where the shell makes children ignore SIGINT)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -39,6 +46,7 @@ def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str
         text=True,
         env=environment(env),
         start_new_session=True,
+        preexec_fn=default_sigint,
     )
 
 

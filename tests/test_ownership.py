@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import procs
 import pytest
 from repos import git, head, init_repo, snapshot
 
@@ -223,6 +224,7 @@ def start_hanging_checkout(make_project, private_tmp):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=procs.default_sigint,
     )
     deadline = time.monotonic() + 60
     while not started.exists() and time.monotonic() < deadline:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 from urllib.parse import quote as url_quote
 
+import procs
 import pytest
 from repos import commit_file, git, init_repo
 
@@ -190,6 +191,7 @@ def test_shim_removed_when_a_signal_arrives_during_a_child_process(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=procs.default_sigint,
     )
     try:
         assert proc.stdout is not None
