@@ -42,6 +42,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     outcome = Outcome(plan.state.dep)
     if plan.is_noop:
         return outcome
+    _check_nested_series(plan.state.dep, plan.state.series)
     if plan.clone:
         _clone(plan, runner, options, outcome)
         return outcome
@@ -117,20 +118,23 @@ def _already_patched(
     return applied if applied.head == head else None
 
 
+def _check_nested_series(dep: Dep, series: Mapping[str, Series]) -> None:
+    """Refuse, before anything is fetched or moved, nested patches git would not check out."""
+    nested = [repo for repo in series if repo]
+    if nested and not dep.submodules:
+        raise UsageError(
+            dep.name,
+            f"the patch folder {dep.patches} has patches for nested submodules "
+            f"({', '.join(nested)}) but submodules = false",
+            "set submodules = true, or move those patches away",
+        )
+
+
 def _patch_nested(
     runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], outcome: Outcome
 ) -> None:
     """Put each nested submodule's series on top of its gitlink (parents first)."""
     nested = [s for repo, s in series.items() if repo]
-    if not nested:
-        return
-    if not dep.submodules:
-        raise UsageError(
-            dep.name,
-            f"the patch folder {dep.patches} has patches for nested submodules "
-            f"({', '.join(s.repo for s in nested)}) but submodules = false",
-            "set submodules = true, or move those patches away",
-        )
     for one in nested:
         gitdir = gitfiles.git_dir(worktree)
         head = gitfiles.read_head(gitdir)[0] if gitdir else None

@@ -365,3 +365,19 @@ def test_sigkill_while_a_series_is_applied_then_rerun_succeeds(patched, tmp_path
     assert git(patched.lib, "rev-list", "--count", f"{old_head}..HEAD") == "60"
     assert (patched.lib / "added" / "f062").read_text() == "file 62\n"
     assert procs.run("verify", "--strict", "-m", str(patched.manifest)).returncode == 0
+
+
+def test_nested_patches_with_submodules_off_are_refused_and_change_nothing(
+    make_project, texts, run_qola
+):
+    project = make_project(extra=f'patches = "{SERIES}"\nsubmodules = false\n')
+    write_series(project, {"extern/nested/0001-nested.patch": texts.nested})
+    before = snapshot(project.root)
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 2
+    assert (
+        f"qola: lib: the patch folder {SERIES} has patches for nested submodules "
+        "(extern/nested) but submodules = false\n"
+        "hint: set submodules = true, or move those patches away\n"
+    ) in res.stderr
+    assert snapshot(project.root) == before
