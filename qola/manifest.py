@@ -31,6 +31,11 @@ _ALLOWED_URLS = "https://, http://, ssh://, git://, file://, user@host:path or a
 # tomllib (and tomli) end their messages with the position; only Python 3.14 adds attributes.
 _TOML_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_HEADER = re.compile(r"^\[\[?\s*([^\[\]]+?)\s*\]")
+_DOTS = re.compile(r"\s*\.\s*")
+_KEY = re.compile(r"^\s*[\"']?([^\"'=\s]+?)[\"']?\s*=")
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 
 @dataclass(frozen=True)
@@ -127,13 +132,20 @@ class _Loader:
         self.data = data
         self.root_arg = root
         self.warnings: list[str] = []
+        self._lines: _Lines | None = None
+        self._real_root: tuple[Path, str] | None = None
+
+    def line(self, where: str) -> int | None:
+        if self._lines is None:
+            self._lines = _Lines(self.text)
+        return self._lines.find(where)
 
     def fail(self, where: str, problem: str, hint: str | None = None) -> ManifestError:
         return ManifestError(self.at(where), f"{where}: {problem}", hint)
 
     def at(self, where: str) -> str:
         """`<file>:<line>` of a key, or the file alone when the line is unknown."""
-        line = _find_line(self.text, where)
+        line = self.line(where)
         return f"{self.path}:{line}" if line else str(self.path)
 
     def load(self) -> Manifest:
@@ -243,7 +255,7 @@ class _Loader:
             patches=patches,
             submodule_name=module.name if module else None,
             key=f"{where}.commit",
-            line=_find_line(self.text, f"{where}.commit"),
+            line=self.line(f"{where}.commit"),
         )
 
     def _legacy_deps(
@@ -288,7 +300,7 @@ class _Loader:
                     patches=patches_dir,
                     submodule_name=module.name,
                     key=where,
-                    line=_find_line(self.text, where),
+                    line=self.line(where),
                 )
             )
         if patches_dir is not None and len(deps) > 1:
@@ -325,7 +337,7 @@ class _Loader:
             raise self.fail(where, f"{value!r} contains control characters", plain)
         if "\\" in value:
             raise self.fail(where, f"{value!r} contains '\\'", "separate folders with '/'")
-        if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
+        if value.startswith("/") or _DRIVE.match(value):
             raise self.fail(
                 where, f"{value!r} is absolute", f"paths are relative to the root, {root}"
             )
@@ -341,8 +353,10 @@ class _Loader:
             raise self.fail(
                 where, f"{value!r} is the root itself", "give it a folder below the root"
             )
-        real_root = os.path.realpath(root)
-        real = os.path.realpath(root / norm)
+        if self._real_root is None or self._real_root[0] != root:
+            self._real_root = (root, os.path.realpath(root))
+        real_root = self._real_root[1]
+        real = os.path.realpath(os.path.join(root, norm))
         if os.path.commonpath([real_root, real]) != real_root:
             raise self.fail(
                 where,
@@ -392,15 +406,20 @@ class _Loader:
                     "give each dependency its own folder",
                 )
             seen[dep.path] = dep
+        order = {dep.name: i for i, dep in enumerate(deps)}
         for dep in deps:
-            for other in deps:
-                if other is not dep and dep.path.startswith(other.path + "/"):
-                    raise self.fail(
-                        _path_key(dep),
-                        f"{dep.name} at {dep.path!r} is inside {other.name} at {other.path!r}",
-                        "give each dependency its own folder; a dependency's own submodules "
-                        "follow its pin and need no entry",
-                    )
+            # The folders above dep's path that other dependencies hold: the first declared.
+            parts = dep.path.split("/")
+            above = [seen["/".join(parts[:i])] for i in range(1, len(parts))
+                     if "/".join(parts[:i]) in seen]  # fmt: skip
+            if above:
+                other = min(above, key=lambda o: order[o.name])
+                raise self.fail(
+                    _path_key(dep),
+                    f"{dep.name} at {dep.path!r} is inside {other.name} at {other.path!r}",
+                    "give each dependency its own folder; a dependency's own submodules "
+                    "follow its pin and need no entry",
+                )
 
 
 def _path_key(dep: Dep) -> str:
@@ -410,7 +429,7 @@ def _path_key(dep: Dep) -> str:
 
 def _check_name(loader: _Loader, where: str, name: str) -> None:
     # No dots: a name is a TOML key segment (deps.<name>.commit) and a CMake variable part.
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
+    if not _NAME.fullmatch(name):
         raise loader.fail(
             where,
             f"{name!r} is not a usable dependency name",
@@ -514,28 +533,29 @@ def _did_you_mean(word: str, choices: list[str]) -> str | None:
     return f"did you mean {close[0]!r}?" if close else None
 
 
-def _find_line(text: str, dotted: str) -> int | None:
-    """The line of a key like deps.aiter.commit or qola.aiter_commit (best effort).
+class _Lines:
+    """Where each key and table header stands in a manifest (1-based): one pass, then lookups.
 
     A key the file does not spell out (a path taken from .gitmodules) falls back to the
-    header of its table.
+    header of its own table, then of its parent (best effort, for messages).
     """
-    *table_parts, key = dotted.split(".")
-    table = ".".join(table_parts)
-    current = ""
-    own_header = parent_header = None
-    key_re = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        # [table] and [[array.of.tables]] (e.g. the [[modules]] of TE manifests) alike.
-        header = re.match(r"^\[\[?\s*([^\[\]]+?)\s*\]", stripped)
-        if header:
-            current = re.sub(r"\s*\.\s*", ".", header.group(1).replace('"', "").replace("'", ""))
-            if current == dotted and own_header is None:
-                own_header = number
-            if current == table and parent_header is None:
-                parent_header = number
-            continue
-        if current == table and key_re.match(line):
-            return number
-    return own_header or parent_header
+
+    def __init__(self, text: str) -> None:
+        self.keys: dict[tuple[str, str], int] = {}
+        self.headers: dict[str, int] = {}
+        current = ""
+        for number, line in enumerate(text.splitlines(), 1):
+            # [table] and [[array.of.tables]] (e.g. the [[modules]] of TE manifests) alike.
+            header = _HEADER.match(line.strip())
+            if header:
+                current = _DOTS.sub(".", header.group(1).replace('"', "").replace("'", ""))
+                self.headers.setdefault(current, number)
+                continue
+            key = _KEY.match(line)
+            if key:
+                self.keys.setdefault((current, key.group(1)), number)
+
+    def find(self, dotted: str) -> int | None:
+        """The line of a key like deps.aiter.commit or qola.aiter_commit."""
+        table, _, key = dotted.rpartition(".")
+        return self.keys.get((table, key)) or self.headers.get(dotted) or self.headers.get(table)
