@@ -1,3 +1,3 @@
-from qola.cli import main
+from qola.noop import main
 
 main()

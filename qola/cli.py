@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+
+if __name__ == "__main__":
+    # `python -m qola.cli checkout` is what CMake runs at every configure: a checkout with
+    # nothing to do is answered from files before click is even imported (qola/noop.py).
+    from qola.noop import answer
+
+    answer(sys.argv[1:])
+
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -593,14 +601,9 @@ def demo(folder: Path | None) -> None:
 
 
 def _write_cmake(path: Path, sess: Session) -> None:
-    from qola.cmake_out import CMakeResult, write_results
-    from qola.observe import override_dir
+    from qola.cmake_out import write_for
 
-    results = [
-        CMakeResult(d.name, d.commit, override_dir(d.name) or sess.manifest.root / d.path)
-        for d in sess.deps
-    ]
-    write_results(path, results, manifest=sess.manifest)
+    write_for(path, sess.manifest, sess.deps)
 
 
 @cli.command("cmake-dir")

@@ -28,7 +28,7 @@ from qola import gitconfig, gitfiles
 from qola.errors import ManifestError, UsageError
 
 if TYPE_CHECKING:
-    from qola.manifest import Manifest
+    from qola.manifest import Dep, Manifest
 
 # QoLA.cmake trusts a stamp only from a file of the format it knows; bump this
 # whenever the meaning of the stamp entries changes.
@@ -95,6 +95,17 @@ def write_results(path: Path, deps: Sequence[Result], *, manifest: Manifest | No
         pass
     _write_atomically(path, text)
     return True
+
+
+def write_for(path: Path, manifest: Manifest, deps: Sequence[Dep]) -> bool:
+    """write_results for checked-out deps: each at its folder, or its override."""
+    from qola.observe import override_dir
+
+    results = [
+        CMakeResult(d.name, d.commit, override_dir(d.name) or manifest.root / d.path)
+        for d in deps
+    ]
+    return write_results(path, results, manifest=manifest)
 
 
 def render(deps: Sequence[Result], manifest: Manifest | None = None) -> str:

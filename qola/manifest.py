@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -529,6 +528,8 @@ def _match_submodule(
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str | None:
+    import difflib  # only for messages
+
     close = difflib.get_close_matches(word, choices, n=1)
     return f"did you mean {close[0]!r}?" if close else None
 

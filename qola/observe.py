@@ -12,11 +12,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qola import gitconfig, gitfiles, patches
-from qola.git import Runner
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
+
+if TYPE_CHECKING:
+    from qola.git import Runner
 
 _GITLINK = re.compile(r"^160000 commit ([0-9a-f]+)\t(.*)$", re.S)
 

@@ -10,17 +10,18 @@ so the no-op path can compare HEAD with it without running git.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qola import gitfiles
 from qola.errors import GitError, UsageError
-from qola.git import Output, Runner, command_error
 from qola.manifest import Dep
+
+if TYPE_CHECKING:
+    from qola.git import Output, Runner
 
 # Changing anything that shapes the commits (identity, date, message, recipe) must
 # change RECIPE, so that results remembered under the old recipe are not reused.
@@ -56,6 +57,8 @@ class Series:
 
     def fingerprint(self, base: str) -> str:
         """A name for base + these patches: equal fingerprints give equal commits."""
+        import hashlib  # not needed (nor imported) on the no-op path without patches
+
         digest = hashlib.sha256(f"{RECIPE}\0{base}\0".encode())
         for patch in self.patches:
             digest.update(f"{patch.name}\0{len(patch.data)}\0".encode())
@@ -138,6 +141,8 @@ def build(
     With scratch, even the new objects go to a temporary store (borrowing the
     repository's as an alternate): the repository is left exactly as it was.
     """
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="qola-series-") as temp:
         env = {"GIT_INDEX_FILE": os.path.join(temp, "index"), **IDENTITY}
         if scratch:
@@ -182,6 +187,8 @@ def build(
 
 
 def _does_not_apply(subject: str, series: Series, patch: Patch, base: str, out: Output) -> GitError:
+    from qola.git import command_error
+
     error = command_error(subject, ["apply", "--cached", str(patch.path)], out)
     where = f"{series.repo} at {base[:12]}" if series.repo else f"{base[:12]}"
     return GitError(
