@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from qola import gitfiles, patches
+from qola import gitfiles, gitindex, patches
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
@@ -227,17 +227,57 @@ def gitlink_problems(dep: Dep, root_gitlinks: dict[str, str | None]) -> list[Pro
     return []
 
 
+def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[str, str]]:
+    """Files whose change git status cannot see: assume-unchanged or skip-worktree, then edited."""
+    # The flagged files (normally none) are compared with the index by hashing them
+    # here, without filters: a file a clean filter would change is reported, never passed.
+    found = []
+    for entry in flagged_files(runner, worktree, subject):
+        change = _file_change(worktree / entry.path, entry.mode, entry.sha)
+        if change:
+            shown = os.fsencode(entry.path).decode("utf-8", errors="replace")  # as git's output
+            found.append((shown, f"{change} (hidden by {entry.flag})"))
+    return found
+
+
+def flagged_files(
+    runner: Runner, tree: Path, subject: str, prefix: str = ""
+) -> list[gitindex.Entry]:
+    """The flagged files of tree and its nested submodules, by path from the dependency.
+
+    Read from the index files; a repository whose index the reader declines is asked
+    with `git ls-files -v` instead (which covers the submodules below it too).
+    """
+    gitdir = gitfiles.git_dir(tree)
+    entries = gitindex.flagged_entries(gitdir) if gitdir is not None else None
+    if gitdir is None or entries is None:
+        return _listed_flagged_files(runner, tree, subject, prefix)
+    found = []
+    for entry in entries:
+        if not entry.is_gitlink:
+            found.append(replace(entry, path=prefix + entry.path))
+        elif gitfiles.git_dir(tree / entry.path) is not None:
+            # Every populated submodule, as git status looks into each (ls-files only
+            # into active ones): never fewer files than git would list.
+            below = f"{prefix}{entry.path}/"
+            found.extend(flagged_files(runner, tree / entry.path, subject, below))
+        elif (gitfiles.common_dir(gitdir) / "modules").is_dir():
+            # Not populated, but git may read its index from .git/modules/<name>
+            # (repo_submodule_init, when active): only git knows, so ask it.
+            return _listed_flagged_files(runner, tree, subject, prefix)
+    return found
+
+
 # `git ls-files -v` tags: lower case marks assume-unchanged, S skip-worktree.
 _HIDDEN_TAGS = frozenset("hsmrck") | {"S"}
 
 
-def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[str, str]]:
-    """Files whose change git status cannot see: assume-unchanged or skip-worktree, then edited."""
-    # One git process for the dependency and its nested submodules; the flagged files
-    # (normally none) are then compared with the index by hashing them here, without
-    # filters: a file a clean filter would change is reported, never passed.
+def _listed_flagged_files(
+    runner: Runner, tree: Path, subject: str, prefix: str
+) -> list[gitindex.Entry]:
+    # One git process for the repository and its nested submodules.
     out = runner.run(
-        worktree, "--no-optional-locks", "ls-files", "-v", "-s", "-z", "--recurse-submodules",
+        tree, "--no-optional-locks", "ls-files", "-v", "-s", "-z", "--recurse-submodules",
         subject=subject,
     )  # fmt: skip
     found = []
@@ -246,10 +286,8 @@ def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[s
         fields = meta.split()
         if len(fields) != 4 or fields[0] not in _HIDDEN_TAGS or fields[1] == "160000":
             continue
-        flag = "skip-worktree" if fields[0] in "Ss" else "assume-unchanged"
-        change = _file_change(worktree / path, fields[1], fields[2])
-        if change:
-            found.append((path, f"{change} (hidden by {flag})"))
+        flag = gitindex.SKIP_WORKTREE if fields[0] in "Ss" else gitindex.ASSUME_UNCHANGED
+        found.append(gitindex.Entry(prefix + path, fields[1], fields[2], flag))
     return found
 
 
