@@ -180,20 +180,20 @@ def _extensions_understood(data: bytes, pos: int, end: int) -> bool:
 
 def _settings(gitdir: Path) -> tuple[int, bool] | None:
     """(bytes per object name, sparse checkout on) from the repository's config, or None."""
-    try:
-        text = (gitfiles.common_dir(gitdir) / "config").read_text(errors="surrogateescape")
-    except OSError:
-        return None
-    entries = gitconfig.parse(text)
-    try:
-        # extensions.worktreeConfig keeps core.sparseCheckout here (sparse-checkout does).
-        text = (gitdir / "config.worktree").read_text(errors="surrogateescape")
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return None
-    else:
-        entries += gitconfig.parse(text)
+    texts = []
+    # extensions.worktreeConfig keeps core.sparseCheckout in config.worktree (as
+    # sparse-checkout writes it), read after the repository's config.
+    for path in (gitfiles.common_dir(gitdir) / "config", gitdir / "config.worktree"):
+        try:
+            texts.append(path.read_text(errors="surrogateescape"))
+        except FileNotFoundError:
+            if path.name == "config":
+                return None
+        except OSError:
+            return None
+    if not any("objectformat" in t.lower() or "sparsecheckout" in t.lower() for t in texts):
+        return _HASHES["sha1"], False  # the usual case, without parsing every line
+    entries = [entry for text in texts for entry in gitconfig.parse(text)]
     hash_size = _HASHES.get(gitconfig.get(entries, "extensions", None, "objectformat") or "sha1")
     if hash_size is None:
         return None
