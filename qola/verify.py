@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -74,9 +75,26 @@ def verify(
 ) -> Report:
     """Check every selected dependency; the tree, its index and its refs are left untouched."""
     links = root_gitlinks(manifest, deps, runner)
-    return Report(
-        manifest, tuple(_verify_one(manifest, dep, runner, strict, links) for dep in deps)
-    )
+
+    def check(dep: Dep) -> DepReport:
+        return _verify_one(manifest, dep, runner, strict, links)
+
+    if len(deps) <= 1:
+        return Report(manifest, tuple(map(check, deps)))
+    # The dependencies are checked side by side: the time goes to waiting for git
+    # processes (Python lets go of the GIL meanwhile). Each thread reads and runs git
+    # in its own dependency only; the Runner's log and trusted set take appends and
+    # adds, which the GIL keeps whole, and the shim's trust callback has its own lock.
+    # Its version check runs here, once, before any thread can run git unchecked.
+    runner.ensure_version()
+    pool = ThreadPoolExecutor(max_workers=min(len(deps), max(2, os.cpu_count() or 2)))
+    try:
+        futures = [pool.submit(check, dep) for dep in deps]
+        # In manifest order; the first error (in that order) is raised as a loop would.
+        return Report(manifest, tuple(future.result() for future in futures))
+    finally:
+        # Interrupted: what has not started never does; git calls under way finish.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _verify_one(

@@ -386,3 +386,24 @@ def test_verify_falls_back_to_ls_files_for_an_index_it_cannot_read(three_pinned,
         "qola: ran: git --no-optional-locks ls-files -v -s -z --recurse-submodules"
     ]
 
+
+def test_verify_many_deps_report_in_manifest_order_as_a_sequential_run_would(
+    three_pinned, run_qola
+):
+    from qola import git as qola_git
+    from qola import manifest as qola_manifest
+    from qola import verify as qola_verify
+
+    (three_pinned.root / "3rdparty" / "c" / "lib.txt").write_text("edited\n")
+    git(three_pinned.root / "3rdparty" / "lib", "update-index", "--skip-worktree", "README")
+    (three_pinned.root / "3rdparty" / "lib" / "README").write_text("edited\n")
+    loaded = qola_manifest.load(three_pinned.manifest, None)
+    deps = loaded.select(())
+    runner = qola_git.Runner()
+    parallel = qola_verify.verify(loaded, deps, runner)
+    links = qola_verify.root_gitlinks(loaded, deps, runner)
+    sequential = [qola_verify._verify_one(loaded, dep, runner, False, links) for dep in deps]
+    assert list(parallel.deps) == sequential
+    assert [(d.dep.name, d.ok) for d in parallel.deps] == [
+        ("lib", False), ("b", True), ("c", False),
+    ]  # fmt: skip
