@@ -258,8 +258,11 @@ def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[s
     return found
 
 
+_DEEPEST = 16  # levels of submodules within submodules
+
+
 def flagged_files(
-    runner: Runner, tree: Path, subject: str, prefix: str = ""
+    runner: Runner, tree: Path, subject: str, prefix: str = "", depth: int = 0
 ) -> list[gitindex.Entry]:
     """The flagged files of tree and its nested submodules, by path from the dependency.
 
@@ -268,7 +271,9 @@ def flagged_files(
     """
     gitdir = gitfiles.git_dir(tree)
     entries = gitindex.flagged_entries(gitdir) if gitdir is not None else None
-    if gitdir is None or entries is None:
+    # Submodules nested this deep are a loop (a folder linking back up) rather than a
+    # real tree: git decides what it is.
+    if gitdir is None or entries is None or depth > _DEEPEST:
         return _listed_flagged_files(runner, tree, subject, prefix)
     found = []
     for entry in entries:
@@ -278,7 +283,7 @@ def flagged_files(
             # Every populated submodule, as git status looks into each (ls-files only
             # into active ones): never fewer files than git would list.
             below = f"{prefix}{entry.path}/"
-            found.extend(flagged_files(runner, tree / entry.path, subject, below))
+            found.extend(flagged_files(runner, tree / entry.path, subject, below, depth + 1))
         elif (gitfiles.common_dir(gitdir) / "modules").is_dir():
             # Not populated, but git may read its index from .git/modules/<name>
             # (repo_submodule_init, when active): only git knows, so ask it.

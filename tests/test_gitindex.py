@@ -308,3 +308,14 @@ def test_gitlink_without_any_submodule_is_not_entered(tmp_path):
     found = recursive(flagged_files(runner, repo, "repo"))
     assert found == git_flagged(repo, "--recurse-submodules") != []
     assert runner.log == []
+
+
+def test_submodule_loop_is_left_to_git(tmp_path):
+    # A gitlink whose folder links back to the repository itself: the walk would not end.
+    repo = init_repo(tmp_path / "repo")
+    sha = commit_file(repo, "a.txt", "a\n")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},loop")
+    (repo / "loop").symlink_to(".")
+    runner = Runner()
+    flagged_files(runner, repo, "repo")
+    assert runner.log == ["git --no-optional-locks ls-files -v -s -z --recurse-submodules"]
