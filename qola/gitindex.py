@@ -26,10 +26,11 @@ SKIP_WORKTREE = "skip-worktree"
 _HASHES = {"sha1": 20, "sha256": 32}  # extensions.objectformat → bytes per object name
 
 _HEADER = struct.Struct(">4sII")  # "DIRC", version, number of entries
-_U16 = struct.Struct(">H")
 _VALID = 0x8000  # assume-valid ("assume-unchanged"), in the entry's flags
 _EXTENDED = 0x4000  # a second 16-bit flags word follows (version 3 and later)
 _NAME_MASK = 0x0FFF
+_STAGE = 0x3000
+_NULS = [bytes(n) for n in range(9)]
 _SKIP = 0x4000  # skip-worktree, in the extended flags
 _KNOWN_EXTENDED = 0x6000  # skip-worktree and intent-to-add; git refuses any other bit
 
@@ -94,60 +95,72 @@ def _entries(
     data: bytes, version: int, count: int, hash_size: int, end: int
 ) -> tuple[tuple[Entry, ...], int] | None:
     """(kept entries, where the extensions start), or None."""
-    fixed = struct.Struct(f">24xI12x{hash_size}sH")  # mode, object name, flags
-    found: list[Entry] = []
+    # Written for speed (a big dependency's index has tens of thousands of entries):
+    # only the flagged entries and gitlinks are decoded. Entries follow each other,
+    # so checking where the last one ends (pos <= end) covers every read before it;
+    # a read past the data raises, which declines too.
+    unpack = struct.Struct(f">24xI{12 + hash_size}xH").unpack_from  # mode, flags
+    fixed = 42 + hash_size
+    kept: list[tuple[int, int, bytes, str | None]] = []  # (entry start, mode, name, flag)
     pos = _HEADER.size
     previous = b""  # version 4 compresses each path against the one before
-    for _ in range(count):
-        if pos + fixed.size > end:
-            return None
-        mode, sha, flags = fixed.unpack_from(data, pos)
-        name_at = pos + fixed.size
-        extended = 0
-        if flags & _EXTENDED:
-            if version < 3 or name_at + 2 > end:
-                return None
-            (extended,) = _U16.unpack_from(data, name_at)
-            if extended & ~_KNOWN_EXTENDED:
-                return None
-            name_at += 2
-        length = flags & _NAME_MASK
-        if version == 4:
-            decoded = _varint(data, name_at, end)
-            if decoded is None:
-                return None
-            strip, name_at = decoded
-            name_end = data.find(b"\0", name_at, end)
-            if strip > len(previous) or name_end < 0:
-                return None
-            name = previous[: len(previous) - strip] + data[name_at:name_end]
-            if length != _NAME_MASK and length != len(name):
-                return None
-            previous = name
-            pos = name_end + 1
-        else:
-            name_end = data.find(b"\0", name_at, end)
-            if name_end < 0 or (length != _NAME_MASK and name_end != name_at + length):
-                return None
-            following = pos + ((name_end - pos + 8) & ~7)  # padded with 1-8 NULs
-            if following > end or data.count(b"\0", name_end, following) != following - name_end:
-                return None
-            name = data[name_at:name_end]
+    try:
+        for _ in range(count):
+            mode, flags = unpack(data, pos)
+            name_at = pos + fixed
+            extended = 0
+            if flags & _EXTENDED:
+                if version < 3:
+                    return None
+                extended = data[name_at] << 8 | data[name_at + 1]
+                if extended & ~_KNOWN_EXTENDED:
+                    return None
+                name_at += 2
+            length = flags & _NAME_MASK
+            name = None
+            if version == 4:
+                strip = data[name_at]
+                name_at += 1
+                if strip & 0x80:
+                    decoded = _varint(data, name_at - 1, end)
+                    if decoded is None:
+                        return None
+                    strip, name_at = decoded
+                name_end = data.find(b"\0", name_at, end)
+                if name_end < 0 or strip > len(previous):
+                    return None
+                # An empty suffix is fine: the stages of a conflicted path share one name.
+                name = previous[: len(previous) - strip] + data[name_at:name_end]
+                if not name or (length != _NAME_MASK and length != len(name)):
+                    return None
+                previous = name
+                following = name_end + 1
+            else:
+                # Like git: the length from the flags, or up to the NUL when it did not fit.
+                name_end = name_at + length if length != _NAME_MASK else data.find(b"\0", name_at)
+                following = pos + ((name_end - pos + 8) & ~7)  # padded with 1-8 NULs
+                if name_end <= name_at or data[name_end:following] != _NULS[following - name_end]:
+                    return None
+            kind = mode & _TYPE_MASK
+            if kind not in _FILE_TYPES:
+                return None  # a sparse directory entry (or worse): only git knows what is below
+            # `ls-files -v` tags an unmerged entry M/m: skip-worktree shows only at stage 0.
+            if extended & _SKIP and not flags & _STAGE:
+                kept.append((pos, mode, name or data[name_at:name_end], SKIP_WORKTREE))
+            elif flags & _VALID:
+                kept.append((pos, mode, name or data[name_at:name_end], ASSUME_UNCHANGED))
+            elif kind == _GITLINK:
+                kept.append((pos, mode, name or data[name_at:name_end], None))
             pos = following
-        kind = mode & _TYPE_MASK
-        if not name or kind not in _FILE_TYPES:
-            return None  # a sparse directory entry (or worse): only git knows what is below
-        stage = (flags >> 12) & 3
-        # `ls-files -v` tags an unmerged entry M/m: skip-worktree shows only at stage 0.
-        if extended & _SKIP and stage == 0:
-            flag: str | None = SKIP_WORKTREE
-        elif flags & _VALID:
-            flag = ASSUME_UNCHANGED
-        else:
-            flag = None
-        if flag is not None or kind == _GITLINK:
-            found.append(Entry(os.fsdecode(name), f"{mode:06o}", sha.hex(), flag))
-    return tuple(found), pos
+    except (IndexError, struct.error):
+        return None
+    if pos > end or any(b"\0" in name for _, _, name, _ in kept):
+        return None
+    found = tuple(
+        Entry(os.fsdecode(name), f"{mode:06o}", data[at + 40 : at + 40 + hash_size].hex(), flag)
+        for at, mode, name, flag in kept
+    )
+    return found, pos
 
 
 def _varint(data: bytes, pos: int, end: int) -> tuple[int, int] | None:

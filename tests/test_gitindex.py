@@ -91,6 +91,8 @@ def flagged_repo(path: Path, version: int, object_format: str) -> Path:
     if version >= 3:
         git(path, "update-index", "--skip-worktree", "--", "skipped.txt", "both.txt", "link")
         git(path, "update-index", "--assume-unchanged", "--", "both.txt")
+        (path / "intent.txt").write_text("intent-to-add: the other extended flag\n")
+        git(path, "add", "-N", "intent.txt")
     git(path, "update-index", "--index-version", str(version))
     return path
 
@@ -319,3 +321,23 @@ def test_submodule_loop_is_left_to_git(tmp_path):
     runner = Runner()
     flagged_files(runner, repo, "repo")
     assert runner.log == ["git --no-optional-locks ls-files -v -s -z --recurse-submodules"]
+
+
+@pytest.mark.parametrize("version", [2, 3, 4])
+def test_conflicted_index_reads_like_git(tmp_path, version):
+    """Unmerged stages share a path (an empty suffix in version 4); git tags them M/m."""
+    repo = init_repo(tmp_path / "repo")
+    commit_file(repo, "both.txt", "base\n")
+    commit_file(repo, "flagged.txt", "flagged\n")
+    git(repo, "switch", "-q", "-c", "other")
+    commit_file(repo, "both.txt", "other\n")
+    git(repo, "switch", "-q", "main")
+    commit_file(repo, "both.txt", "main\n")
+    git(repo, "merge", "-q", "other", check=False)
+    git(repo, "update-index", "--assume-unchanged", "flagged.txt")
+    if version >= 3:
+        git(repo, "update-index", "--skip-worktree", "flagged.txt")
+    git(repo, "update-index", "--index-version", str(version))
+    assert index_version(repo) == version
+    assert [tag for tag, *_ in ls_files(repo)].count("M") == 3
+    assert read_flagged(repo) == git_flagged(repo) != []
