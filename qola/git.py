@@ -80,10 +80,8 @@ class Runner:
         env: Mapping[str, str] | None = None,
     ) -> Output:
         """Run `git -C cwd args…` (env: extra variables); a failure raises GitError."""
-        if not self._version_checked:
-            # Checked at the first git call, so the no-op path (no git at all) does not pay.
-            self._version_checked = True
-            check_version(self)
+        # Checked at the first git call, so the no-op path (no git at all) does not pay.
+        self.ensure_version()
         # Trust only folders that are repositories themselves (never a temporary or
         # parent folder), and stop git's discovery at the folder's parent: a missing
         # or broken .git must not make git act on the repository around it.
@@ -104,6 +102,15 @@ class Runner:
         if check and status != 0:
             raise command_error(subject or str(cwd), args, out)
         return out
+
+    def ensure_version(self) -> None:
+        """Fail clearly when git is too old; runs git once per Runner.
+
+        Call it before threads share this Runner, so none of them runs git unchecked.
+        """
+        if not self._version_checked:
+            self._version_checked = True
+            check_version(self)
 
     def _environment(self) -> dict[str, str]:
         # Replace refs (`git replace`) would let git show one commit's content under

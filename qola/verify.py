@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from qola import gitfiles, patches
+from qola import gitfiles, gitindex, patches
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
@@ -74,9 +75,26 @@ def verify(
 ) -> Report:
     """Check every selected dependency; the tree, its index and its refs are left untouched."""
     links = root_gitlinks(manifest, deps, runner)
-    return Report(
-        manifest, tuple(_verify_one(manifest, dep, runner, strict, links) for dep in deps)
-    )
+
+    def check(dep: Dep) -> DepReport:
+        return _verify_one(manifest, dep, runner, strict, links)
+
+    if len(deps) <= 1:
+        return Report(manifest, tuple(map(check, deps)))
+    # The dependencies are checked side by side: the time goes to waiting for git
+    # processes (Python lets go of the GIL meanwhile). Each thread reads and runs git
+    # in its own dependency only; the Runner's log and trusted set take appends and
+    # adds, which the GIL keeps whole, and the shim's trust callback has its own lock.
+    # Its version check runs here, once, before any thread can run git unchecked.
+    runner.ensure_version()
+    pool = ThreadPoolExecutor(max_workers=min(len(deps), max(2, os.cpu_count() or 2)))
+    try:
+        futures = [pool.submit(check, dep) for dep in deps]
+        # In manifest order; the first error (in that order) is raised as a loop would.
+        return Report(manifest, tuple(future.result() for future in futures))
+    finally:
+        # Interrupted: what has not started never does; git calls under way finish.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _verify_one(
@@ -227,17 +245,62 @@ def gitlink_problems(dep: Dep, root_gitlinks: dict[str, str | None]) -> list[Pro
     return []
 
 
+def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[str, str]]:
+    """Files whose change git status cannot see: assume-unchanged or skip-worktree, then edited."""
+    # The flagged files (normally none) are compared with the index by hashing them
+    # here, without filters: a file a clean filter would change is reported, never passed.
+    found = []
+    for entry in flagged_files(runner, worktree, subject):
+        change = _file_change(worktree / entry.path, entry.mode, entry.sha)
+        if change:
+            shown = os.fsencode(entry.path).decode("utf-8", errors="replace")  # as git's output
+            found.append((shown, f"{change} (hidden by {entry.flag})"))
+    return found
+
+
+_DEEPEST = 16  # levels of submodules within submodules
+
+
+def flagged_files(
+    runner: Runner, tree: Path, subject: str, prefix: str = "", depth: int = 0
+) -> list[gitindex.Entry]:
+    """The flagged files of tree and its nested submodules, by path from the dependency.
+
+    Read from the index files; a repository whose index the reader declines is asked
+    with `git ls-files -v` instead (which covers the submodules below it too).
+    """
+    gitdir = gitfiles.git_dir(tree)
+    entries = gitindex.flagged_entries(gitdir) if gitdir is not None else None
+    # Submodules nested this deep are a loop (a folder linking back up) rather than a
+    # real tree: git decides what it is.
+    if gitdir is None or entries is None or depth > _DEEPEST:
+        return _listed_flagged_files(runner, tree, subject, prefix)
+    found = []
+    for entry in entries:
+        if not entry.is_gitlink:
+            found.append(replace(entry, path=prefix + entry.path))
+        elif gitfiles.git_dir(tree / entry.path) is not None:
+            # Every populated submodule, as git status looks into each (ls-files only
+            # into active ones): never fewer files than git would list.
+            below = f"{prefix}{entry.path}/"
+            found.extend(flagged_files(runner, tree / entry.path, subject, below, depth + 1))
+        elif (gitfiles.common_dir(gitdir) / "modules").is_dir():
+            # Not populated, but git may read its index from .git/modules/<name>
+            # (repo_submodule_init, when active): only git knows, so ask it.
+            return _listed_flagged_files(runner, tree, subject, prefix)
+    return found
+
+
 # `git ls-files -v` tags: lower case marks assume-unchanged, S skip-worktree.
 _HIDDEN_TAGS = frozenset("hsmrck") | {"S"}
 
 
-def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[str, str]]:
-    """Files whose change git status cannot see: assume-unchanged or skip-worktree, then edited."""
-    # One git process for the dependency and its nested submodules; the flagged files
-    # (normally none) are then compared with the index by hashing them here, without
-    # filters: a file a clean filter would change is reported, never passed.
+def _listed_flagged_files(
+    runner: Runner, tree: Path, subject: str, prefix: str
+) -> list[gitindex.Entry]:
+    # One git process for the repository and its nested submodules.
     out = runner.run(
-        worktree, "--no-optional-locks", "ls-files", "-v", "-s", "-z", "--recurse-submodules",
+        tree, "--no-optional-locks", "ls-files", "-v", "-s", "-z", "--recurse-submodules",
         subject=subject,
     )  # fmt: skip
     found = []
@@ -246,10 +309,8 @@ def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[s
         fields = meta.split()
         if len(fields) != 4 or fields[0] not in _HIDDEN_TAGS or fields[1] == "160000":
             continue
-        flag = "skip-worktree" if fields[0] in "Ss" else "assume-unchanged"
-        change = _file_change(worktree / path, fields[1], fields[2])
-        if change:
-            found.append((path, f"{change} (hidden by {flag})"))
+        flag = gitindex.SKIP_WORKTREE if fields[0] in "Ss" else gitindex.ASSUME_UNCHANGED
+        found.append(gitindex.Entry(prefix + path, fields[1], fields[2], flag))
     return found
 
 

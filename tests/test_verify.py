@@ -332,3 +332,78 @@ def test_status_lists_each_dep(pinned_clean, upstream, run_qola):
         "NAME  PATH          PIN           HEAD          STATE  GITLINK  DIRTY\n"
         f"lib   3rdparty/lib  {short}  {short}  ok     ok       yes\n"
     )
+
+
+@pytest.fixture
+def three_pinned(pinned_clean, upstream):
+    """pinned_clean with two more deps, `b` and `c`: copies of lib, at the same pin."""
+    for name in ("b", "c"):
+        shutil.copytree(pinned_clean.lib, pinned_clean.root / "3rdparty" / name, symlinks=True)
+        with pinned_clean.manifest.open("a") as manifest:
+            manifest.write(
+                f'\n[deps.{name}]\npath = "3rdparty/{name}"\nurl = "{upstream.lib}"\n'
+                f'commit = "{upstream.lib_v2}"\n'
+            )
+    return pinned_clean
+
+
+STATUS = "git --no-optional-locks status --porcelain=v2 -z --untracked-files=no " \
+    "--ignore-submodules=none"  # fmt: skip
+
+
+def test_verify_runs_one_git_status_per_dep_and_reads_flags_from_the_index(
+    three_pinned, run_qola
+):
+    """No `ls-files -v` per dependency: the flags come from the index files."""
+    nested_b = three_pinned.root / "3rdparty" / "b" / "extern" / "nested"
+    git(nested_b, "update-index", "--assume-unchanged", "nested.txt")
+    (nested_b / "nested.txt").write_text("edited behind git status's back\n")
+    res = run_qola("verify", "-v", "-m", str(three_pinned.manifest))
+    assert res.exit_code == 1
+    assert [line.split()[:2] for line in res.stdout.splitlines()[:4]] == [
+        ["ok", "lib"], ["FAIL", "b"], ["dirty:", "extern/nested/nested.txt:"], ["ok", "c"],
+    ]  # fmt: skip
+    assert "dirty: extern/nested/nested.txt: modified (hidden by assume-unchanged)" in res.stdout
+    ran = sorted(line for line in res.stderr.splitlines() if line.startswith("qola: ran: "))
+    assert ran == sorted(
+        ["qola: ran: git --literal-pathspecs ls-files -s -z -- 3rdparty/lib 3rdparty/b 3rdparty/c"]
+        + [f"qola: ran: {STATUS}"] * 3
+    )
+
+
+def test_verify_falls_back_to_ls_files_for_an_index_it_cannot_read(three_pinned, run_qola):
+    """A split index in one nested submodule: git is asked for that repository only."""
+    nested_c = three_pinned.root / "3rdparty" / "c" / "extern" / "nested"
+    git(nested_c, "update-index", "--skip-worktree", "nested.txt")
+    git(nested_c, "update-index", "--split-index")
+    (nested_c / "nested.txt").unlink()
+    res = run_qola("verify", "-v", "-m", str(three_pinned.manifest))
+    assert res.exit_code == 1
+    assert "FAIL c " in res.stdout
+    assert "dirty: extern/nested/nested.txt: deleted (hidden by skip-worktree)" in res.stdout
+    listed = [line for line in res.stderr.splitlines() if " ls-files -v " in line]
+    assert listed == [
+        "qola: ran: git --no-optional-locks ls-files -v -s -z --recurse-submodules"
+    ]
+
+
+def test_verify_many_deps_report_in_manifest_order_as_a_sequential_run_would(
+    three_pinned, run_qola
+):
+    from qola import git as qola_git
+    from qola import manifest as qola_manifest
+    from qola import verify as qola_verify
+
+    (three_pinned.root / "3rdparty" / "c" / "lib.txt").write_text("edited\n")
+    git(three_pinned.root / "3rdparty" / "lib", "update-index", "--skip-worktree", "README")
+    (three_pinned.root / "3rdparty" / "lib" / "README").write_text("edited\n")
+    loaded = qola_manifest.load(three_pinned.manifest, None)
+    deps = loaded.select(())
+    runner = qola_git.Runner()
+    parallel = qola_verify.verify(loaded, deps, runner)
+    links = qola_verify.root_gitlinks(loaded, deps, runner)
+    sequential = [qola_verify._verify_one(loaded, dep, runner, False, links) for dep in deps]
+    assert list(parallel.deps) == sequential
+    assert [(d.dep.name, d.ok) for d in parallel.deps] == [
+        ("lib", False), ("b", True), ("c", False),
+    ]  # fmt: skip
