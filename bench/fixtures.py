@@ -299,7 +299,7 @@ def large_stream(spec: LargeSpec) -> Iterator[bytes]:
 
     Each file's versions are written one after the other, so that fast-import stores each as
     a delta on the previous one: the pack then holds the tree plus what the history rewrote,
-    as a real project's pack does. Commit c > 0 rewrites one region of one file.
+    as a real project's pack does. Commit c > 0 rewrites one region in each of 1 to 4 files.
     """
     rng = random.Random("large")
     paths, weights = [], []
@@ -310,14 +310,16 @@ def large_stream(spec: LargeSpec) -> Iterator[bytes]:
     scale = spec.tree_bytes / sum(weights)
     sizes = [max(256, int(w * scale)) for w in weights]
 
-    mean = spec.history_factor * spec.tree_bytes / spec.commits
+    # A commit rewrites one region in each of 1 to 4 files (2.5 on average); a region is
+    # at most the whole file, so the history's bytes grow more slowly than the factor.
+    mean = spec.history_factor * spec.tree_bytes / spec.commits / 2.5
     edits: list[list[tuple[int, int, int]]] = [[] for _ in paths]  # file -> (commit, off, len)
-    changed = [0] * spec.commits  # commit -> the file it rewrites
+    changed: list[list[int]] = [[] for _ in range(spec.commits)]  # commit -> files rewritten
     for c in range(1, spec.commits):
-        f = rng.randrange(len(paths))
-        length = min(sizes[f], max(64, int(rng.expovariate(1 / mean))))
-        edits[f].append((c, rng.randrange(sizes[f] - length + 1), length))
-        changed[c] = f
+        for f in sorted(rng.sample(range(len(paths)), rng.randint(1, 4))):
+            length = min(sizes[f], max(64, int(rng.expovariate(1 / mean))))
+            edits[f].append((c, rng.randrange(sizes[f] - length + 1), length))
+            changed[c].append(f)
 
     marks: dict[tuple[int, int], int] = {}  # (file, commit of that version) -> mark
     for f, path in enumerate(paths):
@@ -337,14 +339,14 @@ def large_stream(spec: LargeSpec) -> Iterator[bytes]:
             yield b"\n"
 
     for c in range(spec.commits):
-        subject = "initial import" if c == 0 else f"rewrite part of {paths[changed[c]]}"
+        subject = "initial import" if c == 0 else f"rewrite part of {len(changed[c])} file(s)"
         stamp = b"%d +0000" % (1_600_000_000 + 600 * c)
         message = subject.encode() + b"\n"
         yield b"commit refs/heads/main\n"
         yield b"author bench <bench@example.invalid> %s\n" % stamp
         yield b"committer bench <bench@example.invalid> %s\n" % stamp
         yield b"data %d\n%s" % (len(message), message)
-        for f in range(len(paths)) if c == 0 else [changed[c]]:
+        for f in range(len(paths)) if c == 0 else changed[c]:
             yield b"M 100644 :%d %s\n" % (marks[f, c], paths[f].encode())
         yield b"\n"
 

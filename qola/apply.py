@@ -15,7 +15,13 @@ from qola import cache, gitfiles, patches, recovery
 from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner, command_error
 from qola.manifest import Dep
-from qola.observe import LocalWork, has_commit, observe_local_work, submodule_states
+from qola.observe import (
+    LocalWork,
+    gitlinks,
+    has_commit,
+    observe_local_work,
+    submodule_states,
+)
 from qola.patches import Series
 from qola.plan import Options, Plan
 
@@ -101,9 +107,7 @@ def _build(
         if gitdir is not None:
             patches.remember(gitdir, series, applied)
         where = f" in {series.repo}" if series.repo else ""
-        outcome.notes.append(
-            f"applied {len(series.patches)} patch(es){where}: {applied.head[:12]}"
-        )
+        outcome.notes.append(f"applied {len(series.patches)} patch(es){where}: {applied.head[:12]}")
     return applied.head
 
 
@@ -196,7 +200,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "--detach", head)
         _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, head)
         if dep.submodules:
-            _update_submodules(runner, temp, dep)
+            _update_submodules(runner, temp, dep, fresh_at=head)
         _patch_nested(runner, temp, dep, plan.state.series, outcome)
         if target.exists():
             target.rmdir()  # an empty folder, e.g. an uninitialised submodule of the root
@@ -299,8 +303,19 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Out
     )
 
 
-def _update_submodules(runner: Runner, worktree: Path, dep: Dep) -> None:
-    _run(runner, worktree, dep, "submodule", "sync", "-q", "--recursive")
+def _update_submodules(
+    runner: Runner, worktree: Path, dep: Dep, fresh_at: str | None = None
+) -> None:
+    """Sync and update the nested submodules; fresh_at: the commit a new clone is at."""
+    if fresh_at is not None:
+        # A new clone has no submodule initialised, so there is nothing to sync; and a
+        # commit that records no submodule git would update needs no update either.
+        # Both are a git process or more each, on the cold path of every dependency.
+        links = gitlinks(runner, worktree, worktree / ".git", fresh_at, write_cache=False)
+        if links == []:
+            return
+    else:
+        _run(runner, worktree, dep, "submodule", "sync", "-q", "--recursive")
     # Clones nested submodules: a network command, under --fetch-timeout.
     update = ("submodule", "update", "-q", "--init", "--checkout", "--recursive")
     runner.run(worktree, *update, subject=dep.name, network=True)

@@ -27,6 +27,35 @@ def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstre
     assert not list(project.lib.parent.glob(".*qola-clone*"))
 
 
+def ran(stderr: str) -> list[str]:
+    """The git commands `-v` says qola ran, without `git`."""
+    return [line.split("ran: git ", 1)[1] for line in stderr.splitlines() if "ran: git " in line]
+
+
+def test_checkout_fresh_clone_updates_nested_without_syncing(make_project, upstream, run_qola):
+    """A new clone has no submodule initialised: `submodule sync` would have nothing to do."""
+    project = make_project()
+    res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(project.nested) == upstream.nested_v2
+    commands = ran(res.stderr)
+    assert any(c.startswith("submodule update") for c in commands)
+    assert not any(c.startswith("submodule sync") for c in commands)
+
+
+def test_checkout_fresh_clone_of_pin_without_submodules_runs_no_submodule_command(
+    make_project, upstream, run_qola
+):
+    """lib at v1's parent, before nested was added: submodules = true, but none to update."""
+    before_nested = git(upstream.lib, "rev-parse", f"{upstream.lib_v1}~1")
+    project = make_project(pin=before_nested)
+    res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(project.lib) == before_nested
+    assert not (project.lib / ".gitmodules").exists()
+    assert not any(c.startswith("submodule") for c in ran(res.stderr))
+
+
 def test_checkout_noop_runs_no_git_and_changes_nothing(pinned_clean, tmp_path):
     """With git removed from PATH, a pinned tree still checks out: the no-op reads files only."""
     before = snapshot(pinned_clean.root)

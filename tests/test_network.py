@@ -143,3 +143,24 @@ def test_remote_dropping_mid_clone_exits_3_then_rerun_succeeds(tmp_path, large_u
             assert procs.run("verify", "--strict", "-m", str(manifest)).returncode == 0
         finally:
             proxy.close()
+
+
+def test_daemon_refusing_sha_over_protocol_v0_falls_back_to_branches(
+    make_project, upstream, run_qola, monkeypatch
+):
+    """A real git:// server speaking v0 without allowAnySHA1InWant: the depth-1 fetch of a
+    pin that is no branch tip is refused, and the fallback fetches the branches."""
+    for key, value in {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "protocol.version",
+        "GIT_CONFIG_VALUE_0": "0",
+    }.items():
+        monkeypatch.setenv(key, value)
+    with servers.git_daemon(upstream.lib.parent) as port:
+        project = make_project(pin=upstream.lib_v1)
+        point_at(project, f"git://127.0.0.1:{port}/{upstream.lib.name}")
+        res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(project.lib) == upstream.lib_v1
+    assert head(project.nested) == upstream.nested_v1
+    assert "the server refused to send" in res.stderr
