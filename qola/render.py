@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ET
 from typing import Any
 
 from qola.observe import SubmoduleState
@@ -84,6 +83,8 @@ def junit(report: Report, manifest_name: str) -> str:
         "errors": "0",
         "skipped": str(skipped),
     }
+    import xml.etree.ElementTree as ET  # only for --format junit
+
     suites = ET.Element("testsuites", {"name": "qola verify", **counts})
     suite = ET.SubElement(
         suites, "testsuite", {"name": _xml(f"qola verify {manifest_name}"), **counts}
