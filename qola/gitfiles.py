@@ -16,35 +16,40 @@ _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 def git_dir(worktree: Path) -> Path | None:
     """The git directory of a work tree (`.git` folder or `gitdir:` file), or None."""
-    dotgit = worktree / ".git"
+    # os.path on strings: this runs for every repository on the no-op path.
+    dotgit = os.path.join(worktree, ".git")
     try:
-        if dotgit.is_dir():
-            return dotgit if (dotgit / "HEAD").is_file() else None
-        text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+        if os.path.isdir(dotgit):
+            return Path(dotgit) if os.path.isfile(os.path.join(dotgit, "HEAD")) else None
+        with open(dotgit, encoding="utf-8", errors="replace") as handle:
+            text = handle.read().strip()
     except OSError:
         return None
     if not text.startswith("gitdir:"):
         return None
-    target = Path(text[len("gitdir:") :].strip())
-    if not target.is_absolute():
-        target = worktree / target
-    return target if (target / "HEAD").is_file() else None
+    target = os.path.join(worktree, text[len("gitdir:") :].strip())  # absolute stays absolute
+    return Path(target) if os.path.isfile(os.path.join(target, "HEAD")) else None
 
 
 def common_dir(gitdir: Path) -> Path:
     """Where refs and objects live (differs from gitdir for linked worktrees)."""
+    return Path(_common_dir(gitdir))
+
+
+def _common_dir(gitdir: str | Path) -> str | Path:
     try:
-        text = (gitdir / "commondir").read_text(errors="surrogateescape").strip()
+        with open(os.path.join(gitdir, "commondir"), errors="surrogateescape") as handle:
+            text = handle.read().strip()
     except OSError:
         return gitdir
-    path = Path(text)
-    return path if path.is_absolute() else gitdir / path
+    return os.path.join(gitdir, text)  # an absolute text stays absolute
 
 
 def read_head(gitdir: Path) -> tuple[str | None, str | None]:
     """(commit SHA, branch ref) of HEAD; the SHA is None when it cannot be read."""
     try:
-        text = (gitdir / "HEAD").read_text(errors="surrogateescape").strip()
+        with open(os.path.join(gitdir, "HEAD"), errors="surrogateescape") as handle:
+            text = handle.read().strip()
     except OSError:
         return None, None
     if _SHA.match(text):
@@ -95,8 +100,10 @@ def _cache_file(gitdir: Path, key: str, folder: str) -> Path:
 
 
 def read_commit_cache(gitdir: Path, key: str, folder: str = "commits") -> dict[str, object] | None:
+    path = os.path.join(_common_dir(gitdir), "qola", folder, f"{key}.json")
     try:
-        data = json.loads(_cache_file(gitdir, key, folder).read_text())
+        with open(path, encoding="utf-8") as handle:
+            data = json.loads(handle.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

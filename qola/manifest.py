@@ -133,6 +133,7 @@ class _Loader:
         self.warnings: list[str] = []
         self._lines: _Lines | None = None
         self._real_root: tuple[Path, str] | None = None
+        self._modules_by_path: dict[str, gitconfig.Submodule] | None = None
 
     def line(self, where: str) -> int | None:
         if self._lines is None:
@@ -235,7 +236,9 @@ class _Loader:
                     raise self.fail(where, f"submodule {module.name!r} in .gitmodules has no url")
                 url = module.url
         elif path is not None:
-            module = _submodule_at(modules, path)
+            if self._modules_by_path is None:
+                self._modules_by_path = _by_path(modules)
+            module = self._modules_by_path.get(str(PurePosixPath(path)))
         path = self._path(f"{where}.path", path, root)
         url = self._url(f"{where}.url", url, root)
         track = table.get("track")
@@ -489,9 +492,12 @@ def _relative_url(base: str, rel: str) -> str:
     return joined if _SCHEME.match(joined) or _SCP_LIKE.match(joined) else os.path.normpath(joined)
 
 
-def _submodule_at(modules: list[gitconfig.Submodule], path: str) -> gitconfig.Submodule | None:
-    norm = str(PurePosixPath(path))
-    return next((m for m in modules if str(PurePosixPath(m.path)) == norm), None)
+def _by_path(modules: list[gitconfig.Submodule]) -> dict[str, gitconfig.Submodule]:
+    """The submodules by normalised path (the first of duplicates)."""
+    index: dict[str, gitconfig.Submodule] = {}
+    for module in modules:
+        index.setdefault(str(PurePosixPath(module.path)), module)
+    return index
 
 
 def _match_submodule(
@@ -502,7 +508,7 @@ def _match_submodule(
     modules: list[gitconfig.Submodule],
 ) -> gitconfig.Submodule:
     if path is not None:
-        found = _submodule_at(modules, path)
+        found = _by_path(modules).get(str(PurePosixPath(path)))
         if found:
             return found
         raise loader.fail(

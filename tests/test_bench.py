@@ -1,0 +1,56 @@
+"""The benchmark script still runs end to end (its timings are not checked: that is its job)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_bench_quick_run_measures_every_row_it_is_asked_for(tmp_path):
+    out = tmp_path / "results.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "run.py"),
+            "--quick",
+            "--only",
+            "noop,cold",
+            "--deps",
+            "1,10",
+            "--repeat",
+            "1",
+            "--cold-repeat",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    document = json.loads(out.read_text())
+    sections = document["sections"]
+    for n in (1, 10):
+        assert set(sections[f"noop N={n}"]) >= {
+            "qola checkout",
+            "git submodule update",
+            "qola verify",
+            "git submodule status",
+        }
+    goals = {goal["name"]: goal for goal in document["goals"]}
+    # What does not depend on the machine's speed is checked: the no-op and verify
+    # never reached the server, and the cold rows moved the bytes they should.
+    connections = goals["no-op checkout+verify: connections to the server"]
+    assert (connections["value"], connections["status"]) == (0, "PASS")
+    cold = sections["cold"]
+    clone = cold["git clone + checkout"]["received"]
+    assert cold["qola checkout"]["received"] <= cold["git fetch --depth 1"]["received"] * 1.05
+    assert cold["qola checkout"]["received"] < clone
+    assert cold["qola checkout --cache"]["received"] < 0.01 * clone
+    assert "§11 goal" in proc.stdout
