@@ -118,3 +118,17 @@ def test_existing_borrowing_dep_fetches_a_new_pin_into_the_cache(
     lib = manifest.parent / "3rdparty/lib"
     assert head(lib) == newer
     assert git(lib, "count-objects").startswith("0 objects")
+
+
+def test_cache_folder_that_cannot_be_created_exits_3_and_changes_nothing(
+    tmp_path, upstream: Upstream, run_qola
+):
+    manifest = multi_project(tmp_path / "project", {"a": (str(upstream.lib), upstream.lib_v2)})
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache's parent should be\n")
+    before = snapshot(tmp_path)
+    res = run_qola("checkout", "--cache", str(blocker / "cache"), "-m", str(manifest))
+    assert res.exit_code == 3
+    assert f"qola: a: cannot create the cache folder {blocker / 'cache'}:" in res.stderr
+    assert "Not a directory" in res.stderr
+    assert snapshot(tmp_path) == before  # no clone, no 3rdparty/, the file untouched
