@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ PIN_REF = "refs/qola/pin"  # the commit qola checked out last: not someone's uns
 BACKUP_PREFIX = "refs/qola/backup"
 # Writing the files dominates a large checkout: let git use every core for it.
 _PARALLEL = ("-c", "checkout.workers=0")
+# Creating a clone's parent folders and removing them after a failed clone take turns
+# (--jobs threads): a failed clone never removes the folder another clone is starting in.
+_FOLDERS = threading.Lock()
 # What the fallback fetch takes when a server refuses to send a commit by SHA.
 _BROAD = ("+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
 
@@ -181,11 +185,13 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     mirror = None
     if options.cache is not None:
         mirror = cache.ensure(runner, options.cache, dep, options.offline)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned_clones(target)
+    created = [folder for folder in target.parents if not folder.exists()]
     temp = target.parent / f".{target.name}.qola-clone-{os.getpid()}"
-    shutil.rmtree(temp, ignore_errors=True)
-    temp.mkdir()
+    with _FOLDERS:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned_clones(target)
+        shutil.rmtree(temp, ignore_errors=True)
+        temp.mkdir()
     try:
         _run(runner, temp, dep, "init", "-q")
         _run(runner, temp, dep, "remote", "add", "--end-of-options", "origin", dep.url)
@@ -207,8 +213,19 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         os.replace(temp, target)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
+        _remove_empty(created)  # a failed first clone leaves no empty 3rdparty/ behind
         raise
     outcome.actions.append(f"cloned {dep.url} at {dep.commit[:12]}")
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a clone created (deepest first) while they are still empty."""
+    with _FOLDERS:
+        for folder in folders:
+            try:
+                folder.rmdir()
+            except OSError:
+                return  # not empty (another dependency's clone is in it), or already gone
 
 
 def _remove_abandoned_clones(target: Path) -> None:

@@ -208,13 +208,15 @@ def test_checkout_offline_missing_dep_fails_without_creating_it(make_project, ru
 
 def test_checkout_unknown_commit_fails_and_leaves_nothing(make_project, run_qola):
     project = make_project(pin="0123456789abcdef0123456789abcdef01234567")
+    before = snapshot(project.root)
     res = run_qola("checkout", "-m", str(project.manifest))
     assert res.exit_code == 3
     assert (
         "qola: lib: commit 0123456789abcdef0123456789abcdef01234567 does not exist in"
     ) in res.stderr
     assert "hint: check the pin, or move it: qola bump lib --to REF" in res.stderr
-    assert list((project.root / "3rdparty").iterdir()) == []
+    assert not (project.root / "3rdparty").exists()  # not even the empty parent folder
+    assert snapshot(project.root) == before
 
 
 def test_checkout_unreachable_url_names_command_and_git_error(

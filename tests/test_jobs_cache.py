@@ -132,3 +132,19 @@ def test_cache_folder_that_cannot_be_created_exits_3_and_changes_nothing(
     assert f"qola: a: cannot create the cache folder {blocker / 'cache'}:" in res.stderr
     assert "Not a directory" in res.stderr
     assert snapshot(tmp_path) == before  # no clone, no 3rdparty/, the file untouched
+
+
+def test_failed_first_clone_leaves_no_empty_parent_folder(tmp_path, upstream: Upstream, run_qola):
+    root = tmp_path / "project"
+    init_repo(root)
+    manifest = root / "qola.toml"
+    manifest.write_text(
+        f'[deps.gone]\npath = "3rdparty/deep/gone"\nurl = "{tmp_path / "no-such-repo"}"\n'
+        f'commit = "{upstream.lib_v2}"\n'
+    )
+    before = snapshot(tmp_path)
+    res = run_qola("checkout", "-m", str(manifest))
+    assert res.exit_code == 3
+    assert "qola: gone: `git fetch" in res.stderr
+    assert snapshot(tmp_path) == before
+    assert not (root / "3rdparty").exists()
