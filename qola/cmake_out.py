@@ -14,7 +14,6 @@ mtime of an unchanged result never moves.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import os
 import re
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from qola import gitconfig, gitfiles
+from qola import stamp
 from qola.errors import ManifestError, UsageError
 
 if TYPE_CHECKING:
@@ -38,7 +37,6 @@ _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
 # Characters that CMake's list syntax would split on or group by: a stamp path
 # holding one cannot be checked reliably, so such a tree gets no stamp.
 _LIST_UNSAFE = re.compile(r"[;\[\]\\\x00-\x1f\x7f]")
-_DETACHED_HEAD = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?\n?$")
 
 
 class Result(Protocol):
@@ -148,8 +146,8 @@ def configure_depends(manifest: Manifest, deps: Sequence[Result]) -> list[Path]:
             folder = manifest.root / dep.patches
             if folder.is_dir():
                 # The folders too: a patch added or removed changes their mtime.
-                files += sorted({p.parent for p in _patch_files(folder)} | {folder})
-                files += _patch_files(folder)
+                files += sorted({p.parent for p in stamp.patch_files(folder)} | {folder})
+                files += stamp.patch_files(folder)
     return [f for f in files if not _LIST_UNSAFE.search(f.as_posix())]
 
 
@@ -186,106 +184,17 @@ def _check_distinct_names(deps: Sequence[Result], manifest: Manifest | None) -> 
 
 
 def _stamp(manifest: Manifest, deps: Sequence[Result]) -> list[str] | None:
-    """Path/expectation pairs that prove the checkout unchanged, or None when they cannot.
-
-    An expectation is `missing`, `dir`, `sha256:<hex>` (a file's content) or
-    `glob:<hex>` (the sorted `*.patch` files below a folder, as CMake's
-    GLOB_RECURSE lists them). Every repository HEAD must be detached: a
-    symbolic HEAD can move without its file changing.
-    """
-    version = Path(__file__).with_name("__init__.py")  # another qola may decide otherwise
-    entries: list[tuple[Path, str]] = [
-        (version, _expect(version)),
-        (manifest.path, _expect(manifest.path)),
-        (manifest.root / ".gitmodules", _expect(manifest.root / ".gitmodules")),
-        *_root_lookup_entries(manifest.path.parent),
-    ]
-    by_name = {dep.name: dep for dep in manifest.deps}
-    for result in deps:
-        dep = by_name.get(result.name)
-        if dep is None:
-            return None
-        if dep.patches:
-            folder = manifest.root / dep.patches
-            entries.append((folder, _expect_patches(folder)))
-            entries += [(p, _expect(p)) for p in _patch_files(folder)]
-        worktree = manifest.root / dep.path
-        if os.path.realpath(worktree) != os.path.realpath(result.source_dir):
-            continue  # overridden: used as it is, nothing to prove
-        repo_entries = _repository_entries(worktree, dep.submodules)
-        if repo_entries is None:
-            return None
-        entries += repo_entries
+    """The stamp's path/expectation pairs as one CMake list, or None when they cannot be."""
+    pairs = stamp.entries(manifest, [(d.name, d.source_dir) for d in deps])
+    if pairs is None:
+        return None
     flat: list[str] = []
-    for path, expectation in entries:
+    for path, expectation in pairs:
         posix = Path(os.path.abspath(path)).as_posix()
         if _LIST_UNSAFE.search(posix):
             return None
         flat += [posix, expectation]
     return flat
-
-
-def _root_lookup_entries(folder: Path) -> list[tuple[Path, str]]:
-    """The `.git` of each folder the default root lookup visits: one appearing moves the root."""
-    entries = []
-    for current in [folder, *folder.parents]:
-        expectation = _expect(current / ".git")
-        entries.append((current / ".git", expectation))
-        if expectation != "missing":
-            break
-    return entries
-
-
-def _repository_entries(worktree: Path, recurse: bool) -> list[tuple[Path, str]] | None:
-    """What must stay as it is in a work tree (and its submodules) for HEAD to stay put."""
-    dotgit = worktree / ".git"
-    gitdir = gitfiles.git_dir(worktree)
-    if gitdir is None:
-        return None
-    head = gitdir / "HEAD"
-    try:
-        if not _DETACHED_HEAD.match(head.read_text(encoding="ascii")):
-            return None
-    except (OSError, UnicodeDecodeError):
-        return None
-    entries = [(dotgit, _expect(dotgit)), (head, _expect(head))]
-    if not recurse:
-        return entries
-    gitmodules = worktree / ".gitmodules"
-    entries.append((gitmodules, _expect(gitmodules)))
-    try:
-        text = gitmodules.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return entries
-    for module in gitconfig.submodules(text):
-        sub = worktree / module.path
-        if not (sub / ".git").exists():
-            entries.append((sub / ".git", "missing"))  # left uninitialised by the checkout
-            continue
-        nested = _repository_entries(sub, True)
-        if nested is None:
-            return None
-        entries += nested
-    return entries
-
-
-def _expect(path: Path) -> str:
-    if path.is_dir():
-        return "dir"
-    try:
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return "missing"
-
-
-def _patch_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*.patch") if p.is_file())
-
-
-def _expect_patches(folder: Path) -> str:
-    """The same digest as QoLA.cmake's: sorted relative paths, joined by `;`."""
-    relative = sorted(p.relative_to(folder).as_posix() for p in _patch_files(folder))
-    return "glob:" + hashlib.sha256(";".join(relative).encode("utf-8")).hexdigest()
 
 
 def _cmake_list(items: Iterable[str]) -> str:

@@ -1,0 +1,144 @@
+"""Stamps: what must stay as it is on disk for a checkout's answer to stay true.
+
+A stamp is a list of (path, expectation) pairs. An expectation is `missing`,
+`dir`, `sha256:<hex>` (a file's content) or `glob:<hex>` (the sorted `*.patch`
+files below a folder, as CMake's GLOB_RECURSE lists them). Every repository
+HEAD must be detached: a symbolic HEAD can move without its file changing.
+
+QoLA.cmake checks the stamp in the CMake results file to skip starting
+Python; qola/noop.py checks one it keeps in the root repository's git dir to
+skip reading the manifest. Checking (`holds`) needs only hashlib and os.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qola.manifest import Manifest
+
+_DETACHED_HEAD = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?\n?$")
+
+
+def entries(
+    manifest: Manifest, deps: Sequence[tuple[str, Path]]
+) -> list[tuple[Path, str]] | None:
+    """The pairs that prove the checkout of deps (name, source folder) unchanged, or None."""
+    version = Path(__file__).with_name("__init__.py")  # another qola may decide otherwise
+    pairs: list[tuple[Path, str]] = [
+        (version, expect(version)),
+        (manifest.path, expect(manifest.path)),
+        (manifest.root / ".gitmodules", expect(manifest.root / ".gitmodules")),
+        *_root_lookup_entries(manifest.path.parent),
+    ]
+    by_name = {dep.name: dep for dep in manifest.deps}
+    for name, source_dir in deps:
+        dep = by_name.get(name)
+        if dep is None:
+            return None
+        if dep.patches:
+            folder = manifest.root / dep.patches
+            pairs.append((folder, expect_patches(folder)))
+            pairs += [(p, expect(p)) for p in patch_files(folder)]
+        worktree = manifest.root / dep.path
+        if os.path.realpath(worktree) != os.path.realpath(source_dir):
+            continue  # overridden: used as it is, nothing to prove
+        repo_pairs = _repository_entries(worktree, dep.submodules)
+        if repo_pairs is None:
+            return None
+        pairs += repo_pairs
+    return pairs
+
+
+def holds(pairs: Iterable[tuple[str, str]]) -> bool:
+    """True when every path still meets its expectation (an unknown expectation: False)."""
+    for path, expectation in pairs:
+        if expectation == "missing":
+            if os.path.exists(path):
+                return False
+        elif expectation == "dir":
+            if not os.path.isdir(path):
+                return False
+        elif expectation.startswith("sha256:"):
+            try:
+                with open(path, "rb") as handle:
+                    if hashlib.sha256(handle.read()).hexdigest() != expectation[7:]:
+                        return False
+            except OSError:  # missing, or a folder
+                return False
+        elif expectation.startswith("glob:"):
+            if not os.path.isdir(path) or expect_patches(Path(path)) != expectation:
+                return False
+        else:
+            return False
+    return True
+
+
+def expect(path: Path) -> str:
+    if path.is_dir():
+        return "dir"
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def patch_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.patch") if p.is_file())
+
+
+def expect_patches(folder: Path) -> str:
+    """The same digest as QoLA.cmake's: sorted relative paths, joined by `;`."""
+    relative = sorted(p.relative_to(folder).as_posix() for p in patch_files(folder))
+    return "glob:" + hashlib.sha256(";".join(relative).encode("utf-8")).hexdigest()
+
+
+def _root_lookup_entries(folder: Path) -> list[tuple[Path, str]]:
+    """The `.git` of each folder the default root lookup visits: one appearing moves the root."""
+    pairs = []
+    for current in [folder, *folder.parents]:
+        expectation = expect(current / ".git")
+        pairs.append((current / ".git", expectation))
+        if expectation != "missing":
+            break
+    return pairs
+
+
+def _repository_entries(worktree: Path, recurse: bool) -> list[tuple[Path, str]] | None:
+    """What must stay as it is in a work tree (and its submodules) for HEAD to stay put."""
+    from qola import gitconfig, gitfiles
+
+    dotgit = worktree / ".git"
+    gitdir = gitfiles.git_dir(worktree)
+    if gitdir is None:
+        return None
+    head = gitdir / "HEAD"
+    try:
+        if not _DETACHED_HEAD.match(head.read_text(encoding="ascii")):
+            return None
+    except (OSError, UnicodeDecodeError):
+        return None
+    pairs = [(dotgit, expect(dotgit)), (head, expect(head))]
+    if not recurse:
+        return pairs
+    gitmodules = worktree / ".gitmodules"
+    pairs.append((gitmodules, expect(gitmodules)))
+    try:
+        text = gitmodules.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return pairs
+    for module in gitconfig.submodules(text):
+        sub = worktree / module.path
+        if not (sub / ".git").exists():
+            pairs.append((sub / ".git", "missing"))  # left uninitialised by the checkout
+            continue
+        nested = _repository_entries(sub, True)
+        if nested is None:
+            return None
+        pairs += nested
+    return pairs
