@@ -13,9 +13,16 @@ already at its pins: the same lines and the same CMake file.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+# Bump when the meaning of a stamp's content changes: older stamps are then ignored.
+STAMP_FORMAT = 1
 
 # checkout's options that take a value, by every spelling; "" = not a value option.
 _VALUED = {
@@ -135,16 +142,41 @@ def _noop(argv: list[str]) -> list[str] | None:
     if parsed is None or not _valid(parsed[0]):
         return None
     options, names = parsed
+    invocation = {
+        "format": STAMP_FORMAT,
+        "manifest": os.path.abspath(options.get("manifest", "qola.toml")),
+        "root": os.path.abspath(options["root"]) if options.get("root") else None,
+        "names": names,
+        "cmake_out": os.path.abspath(options["cmake_out"]) if "cmake_out" in options else None,
+    }
+    stamp_file = _stamp_file(invocation)
+    if stamp_file is not None:
+        lines = _answer_from_stamp(stamp_file, invocation)
+        if lines is not None:
+            return lines
+    return _observe_all(invocation, stamp_file)
+
+
+def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str] | None:
+    """The answer from the manifest and every dependency's files; a stamp of it when it can."""
+    from qola import stamp
     from qola.errors import QolaError
     from qola.manifest import load
-    from qola.observe import observe
+    from qola.observe import observe, override_dir, override_variable
 
+    manifest_path = Path(invocation["manifest"])
     try:
-        root = options.get("root")
-        manifest = load(Path(options.get("manifest", "qola.toml")), Path(root) if root else None)
-        deps = manifest.select(names)
+        # What the stamp will expect of the manifest is read first, before loading it: an
+        # edit while this run reads it can then only make the stamp wrong-footed, not lie.
+        manifest_digest = stamp.expect(manifest_path)
+        root = invocation["root"]
+        manifest = load(manifest_path, Path(root) if root else None)
+        deps = manifest.select(invocation["names"])
         if manifest.warnings:
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
+        # Likewise, the files the stamp lists are read before they are looked at below.
+        sources = [(d.name, override_dir(d.name) or manifest.root / d.path) for d in deps]
+        pairs = stamp.entries(manifest, sources) if stamp_file is not None else None
         lines = []
         for dep in deps:
             if dep.is_abbreviated:
@@ -157,10 +189,86 @@ def _noop(argv: list[str]) -> list[str] | None:
             else:
                 return None
             lines.append(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
-        if "cmake_out" in options:
+        cmake_out = invocation["cmake_out"]
+        if cmake_out is not None:
             from qola.cmake_out import write_for
 
-            write_for(Path(options["cmake_out"]), manifest, deps)
+            write_for(Path(cmake_out), manifest, deps)
     except (QolaError, OSError, UnicodeDecodeError):
         return None
+    if stamp_file is not None and pairs is not None and (manifest_path, manifest_digest) in pairs:
+        if cmake_out is not None:
+            pairs.append((Path(cmake_out), stamp.expect(Path(cmake_out))))
+        variables = [override_variable(d.name) for d in deps]
+        env = {name: os.environ.get(name, "") for name in variables}
+        _write_stamp(stamp_file, invocation, env, pairs, lines)
     return lines
+
+
+def _stamp_file(invocation: dict[str, Any]) -> str | None:
+    """Where this invocation's stamp lives: in the git dir of the repository holding the
+    manifest (None when there is none)."""
+    folder = os.path.dirname(invocation["manifest"])
+    while not os.path.exists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    from qola.gitfiles import git_dir
+
+    gitdir = git_dir(Path(folder))
+    if gitdir is None:
+        return None
+    key = hashlib.sha256(json.dumps(invocation, sort_keys=True).encode()).hexdigest()[:32]
+    return os.path.join(gitdir, "qola", "noop", f"{key}.json")
+
+
+def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[str] | None:
+    """The lines a previous no-op printed, when nothing its stamp lists has changed since."""
+    from qola import stamp
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("invocation") != invocation:
+        return None
+    env, pairs, lines = data.get("env"), data.get("entries"), data.get("lines")
+    if not (
+        isinstance(env, dict)
+        and isinstance(pairs, list)
+        and all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                for p in pairs)
+        and isinstance(lines, list)
+        and all(isinstance(line, str) for line in lines)
+    ):  # fmt: skip
+        return None
+    if any(os.environ.get(name, "") != value for name, value in env.items()):
+        return None  # an override was set, changed or removed
+    return lines if stamp.holds((p[0], p[1]) for p in pairs) else None
+
+
+def _write_stamp(
+    path: str,
+    invocation: dict[str, Any],
+    env: dict[str, str],
+    pairs: list[tuple[Path, str]],
+    lines: list[str],
+) -> None:
+    """Keep the answer with what proves it; a stamp that cannot be written is only slower."""
+    data = {
+        "invocation": invocation,
+        "env": env,
+        "entries": [[os.path.abspath(p), expectation] for p, expectation in pairs],
+        "lines": lines,
+    }
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

@@ -38,6 +38,15 @@ def head(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
+def without_noop_stamps(state: dict[str, str]) -> dict[str, str]:
+    """A snapshot less the no-op's stamps (the root's .git/qola/noop/, see qola/noop.py)."""
+    return {
+        k: v
+        for k, v in state.items()
+        if not k.startswith(".git/qola/noop") and (k, v) != (".git/qola/", "dir")
+    }
+
+
 def snapshot(root: Path) -> dict[str, str]:
     """Every file and link below root (work trees and .git alike) with a digest of it."""
     state: dict[str, str] = {}

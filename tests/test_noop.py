@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repos import git, snapshot
+from repos import git, snapshot, without_noop_stamps
 
 from qola import noop
 
@@ -17,7 +17,8 @@ from qola import noop
 PROBE = """
 import atexit, runpy, sys
 def report():
-    loaded = [m for m in ("click", "git", "qola.apply", "qola.shim") if m in sys.modules]
+    heavy = ("click", "git", "qola.apply", "qola.shim", "qola.manifest")
+    loaded = [m for m in heavy if m in sys.modules]
     sys.stderr.write("loaded: " + ",".join(loaded) + "\\n")
 atexit.register(report)
 sys.argv = ["qola.cli", *sys.argv[1:]]
@@ -55,8 +56,9 @@ def test_noop_answers_like_the_full_command_without_click(pinned_clean, run_qola
     full = run_qola(*args, cwd=pinned_clean.root)
     assert (fast.returncode, fast.stdout, stderr) == (full.exit_code, full.stdout, full.stderr)
     assert fast.stdout.endswith("up to date\n")
-    assert loaded == ""  # neither click, GitPython, the apply engine nor the shim
-    assert snapshot(pinned_clean.root) == before
+    assert loaded == "qola.manifest"  # not click, GitPython, the apply engine nor the shim
+    # Only the no-op's stamp was added (in the root's .git/qola/noop/).
+    assert without_noop_stamps(snapshot(pinned_clean.root)) == without_noop_stamps(before)
 
 
 def test_noop_writes_the_same_cmake_file(pinned_clean, run_qola, tmp_path):
@@ -64,7 +66,7 @@ def test_noop_writes_the_same_cmake_file(pinned_clean, run_qola, tmp_path):
     fast = as_cmake_runs_it("checkout", "--cmake-out", str(fast_out), cwd=pinned_clean.root)
     full = run_qola("checkout", "--cmake-out", str(full_out), cwd=pinned_clean.root)
     assert fast.returncode == full.exit_code == 0
-    assert split_probe(fast.stderr)[1] == ""
+    assert split_probe(fast.stderr)[1] == "qola.manifest"
     assert fast_out.read_text() == full_out.read_text()
     assert "QOLA_LIB_SHA" in fast_out.read_text()
 
@@ -80,7 +82,7 @@ def test_noop_reports_an_override_like_the_full_command(pinned_clean, run_qola, 
     full = run_qola("checkout", cwd=pinned_clean.root, env={"QOLA_SOURCE_DIR_LIB": str(elsewhere)})
     assert (fast.returncode, fast.stdout) == (full.exit_code, full.stdout)
     assert f"overridden by {elsewhere}" in fast.stdout
-    assert split_probe(fast.stderr)[1] == ""
+    assert split_probe(fast.stderr)[1] == "qola.manifest"
 
 
 def declined(argv: list[str], cwd: Path) -> bool:
@@ -162,3 +164,104 @@ def test_console_script_and_module_answer_the_noop(pinned_clean):
         )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.endswith("up to date\n")
+
+
+# -- the no-op's stamp: the second no-op reads neither the manifest nor the dependencies' files
+# -- beyond what the stamp lists, and any change to those makes it look again.
+
+
+def stamps(project) -> list[Path]:
+    return sorted((project.root / ".git" / "qola" / "noop").glob("*.json"))
+
+
+def test_second_noop_answers_from_its_stamp_without_loading_the_manifest(pinned_clean, run_qola):
+    first = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert split_probe(first.stderr)[1] == "qola.manifest"
+    assert len(stamps(pinned_clean)) == 1
+    second = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert split_probe(second.stderr) == ("", "")  # nothing heavy loaded at all
+    full = run_qola("checkout", cwd=pinned_clean.root)
+    assert first.stdout == second.stdout == full.stdout
+    assert second.returncode == 0
+
+
+def _move_lib(p, u):
+    git(p.lib, "commit", "-q", "--allow-empty", "-m", "a commit of my own")
+
+
+def _move_nested(p, u):
+    git(p.nested, "checkout", "-q", "--detach", u.nested_v1)
+
+
+def _repin(p, u):
+    p.set_pin(u.lib_v2, u.lib_tip)
+
+
+def _add_patches(p, u):
+    (p.root / "patches").mkdir()
+    (p.root / "patches" / "0001-x.patch").write_text("not applied yet\n")
+    p.manifest.write_text(p.manifest.read_text() + 'patches = "patches"\n')
+
+
+def _remove_nested(p, u):
+    import shutil
+
+    shutil.rmtree(p.nested)
+    p.nested.mkdir()
+
+
+def _branch_checkout(p, u):
+    git(p.lib, "checkout", "-q", "-B", "work")  # at the pin, but on a branch now
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_move_lib, _move_nested, _repin, _add_patches, _remove_nested],
+    ids=["dependency-moved", "nested-moved", "manifest-repinned", "patches-added",
+         "nested-emptied"],
+)  # fmt: skip
+def test_a_stamp_never_answers_for_a_changed_tree(pinned_clean, upstream, change):
+    assert not declined(["checkout"], pinned_clean.root)  # answered, and stamped
+    assert stamps(pinned_clean)
+    change(pinned_clean, upstream)
+    before = snapshot(pinned_clean.root)
+    assert declined(["checkout"], pinned_clean.root)
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_a_branch_at_the_pin_is_answered_but_not_stamped(pinned_clean, upstream, run_qola):
+    _branch_checkout(pinned_clean, upstream)
+    fast = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert fast.stdout == run_qola("checkout", cwd=pinned_clean.root).stdout
+    assert stamps(pinned_clean) == []  # a symbolic HEAD can move without its file changing
+
+
+def test_a_stamp_follows_overrides_and_the_cmake_file(pinned_clean, tmp_path, monkeypatch):
+    out = tmp_path / "results.cmake"
+    assert not declined(["checkout", "--cmake-out", str(out)], pinned_clean.root)
+    written = out.read_text()
+    out.unlink()  # the stamp lists the CMake file: gone, it is written again, the same
+    assert not declined(["checkout", "--cmake-out", str(out)], pinned_clean.root)
+    assert out.read_text() == written
+    elsewhere = tmp_path / "my-lib"
+    elsewhere.mkdir()
+    monkeypatch.setenv("QOLA_SOURCE_DIR_LIB", str(elsewhere))
+    fast = as_cmake_runs_it("checkout", "--cmake-out", str(out), cwd=pinned_clean.root)
+    assert f"overridden by {elsewhere}" in fast.stdout
+    assert str(elsewhere) in out.read_text()
+
+
+def test_a_broken_or_unwritable_stamp_is_only_slower(pinned_clean, run_qola):
+    full = run_qola("checkout", cwd=pinned_clean.root).stdout
+    assert as_cmake_runs_it("checkout", cwd=pinned_clean.root).stdout == full
+    [stamp] = stamps(pinned_clean)
+    stamp.write_text("{not json")
+    answer = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert (answer.stdout, split_probe(answer.stderr)[1]) == (full, "qola.manifest")
+    stamp.unlink()
+    stamp.parent.rmdir()
+    # A file where the stamp folder should be (root ignores permissions, so not a chmod).
+    stamp.parent.write_text("a file where the stamp folder should be\n")
+    answer = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert (answer.returncode, answer.stdout) == (0, full)
+    assert stamp.parent.read_text().startswith("a file")
