@@ -9,6 +9,13 @@ full command line (qola/cli.py) runs from the start and has the last word.
 
 So it can only ever say what the full command would say for a tree that is
 already at its pins: the same lines and the same CMake file.
+
+Having answered, it keeps the answer in a stamp (qola/stamp.py) in the git dir
+of the repository holding the manifest, one per command line, with the files
+that prove it and the QOLA_SOURCE_DIR_<NAME> values. The next no-op with the
+same command line checks those and prints the same lines without importing
+the manifest or observation modules at all. A stamp that does not hold, or
+cannot be read or written, only means the slower path.
 """
 
 from __future__ import annotations
