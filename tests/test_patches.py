@@ -381,3 +381,26 @@ def test_nested_patches_with_submodules_off_are_refused_and_change_nothing(
         "hint: set submodules = true, or move those patches away\n"
     ) in res.stderr
     assert snapshot(project.root) == before
+
+
+def test_noop_stamp_sees_an_edited_patch(patched, texts):
+    """The no-op's stamp lists every patch file: one edited, the next no-op looks again."""
+    from qola import noop
+
+    def answered() -> bool:
+        old = Path.cwd()
+        os.chdir(patched.root)
+        try:
+            noop.answer(["checkout", "-q"])
+        except SystemExit as done:
+            return done.code == 0
+        finally:
+            os.chdir(old)
+        return False
+
+    assert answered()  # and stamped
+    assert list((patched.root / ".git" / "qola" / "noop").glob("*.json"))
+    assert answered()  # from the stamp
+    edited = {"0001-readme.patch": texts.readme_other, "0002-lib.patch": texts.lib_txt}
+    write_series(patched, edited)
+    assert not answered()  # the series changed: the full checkout must re-apply it
