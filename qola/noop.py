@@ -206,10 +206,15 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
     if stamp_file is not None and pairs is not None and (manifest_path, manifest_digest) in pairs:
         if cmake_out is not None:
             pairs.append((Path(cmake_out), stamp.expect(Path(cmake_out))))
-        variables = [override_variable(d.name) for d in deps]
-        env = {name: os.environ.get(name, "") for name in variables}
+        env = {name: _override(name) for name in (override_variable(d.name) for d in deps)}
         _write_stamp(stamp_file, invocation, env, pairs, lines)
     return lines
+
+
+def _override(variable: str) -> str:
+    """An override's folder as observe.override_dir resolves it (a relative one from here)."""
+    value = os.environ.get(variable)
+    return os.path.abspath(value) if value else ""
 
 
 def _stamp_file(invocation: dict[str, Any]) -> str | None:
@@ -251,7 +256,7 @@ def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[str] | Non
         and all(isinstance(line, str) for line in lines)
     ):  # fmt: skip
         return None
-    if any(os.environ.get(name, "") != value for name, value in env.items()):
+    if any(_override(name) != value for name, value in env.items()):
         return None  # an override was set, changed or removed
     return lines if stamp.holds((p[0], p[1]) for p in pairs) else None
 

@@ -265,3 +265,16 @@ def test_a_broken_or_unwritable_stamp_is_only_slower(pinned_clean, run_qola):
     answer = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
     assert (answer.returncode, answer.stdout) == (0, full)
     assert stamp.parent.read_text().startswith("a file")
+
+
+def test_a_relative_override_is_resolved_before_the_stamp_compares_it(pinned_clean, tmp_path):
+    for where in ("one", "two"):
+        (tmp_path / where / "my-lib").mkdir(parents=True)
+    env = {**os.environ, "QOLA_SOURCE_DIR_LIB": "my-lib"}
+    manifest = str(pinned_clean.manifest)
+    for where in ("one", "two", "one"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "qola.cli", "checkout", "-m", manifest],
+            cwd=tmp_path / where, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert proc.stdout.endswith(f"overridden by {tmp_path / where / 'my-lib'}\n")
