@@ -111,7 +111,8 @@ def _root_lookup_entries(folder: Path) -> list[tuple[Path, str]]:
 
 def _repository_entries(worktree: Path, recurse: bool) -> list[tuple[Path, str]] | None:
     """What must stay as it is in a work tree (and its submodules) for HEAD to stay put."""
-    from qola import gitconfig, gitfiles
+    from qola import gitfiles
+    from qola.observe import gitlinks
 
     dotgit = worktree / ".git"
     gitdir = gitfiles.git_dir(worktree)
@@ -119,21 +120,23 @@ def _repository_entries(worktree: Path, recurse: bool) -> list[tuple[Path, str]]
         return None
     head = gitdir / "HEAD"
     try:
-        if not _DETACHED_HEAD.match(head.read_text(encoding="ascii")):
-            return None
+        text = head.read_text(encoding="ascii")
     except (OSError, UnicodeDecodeError):
+        return None
+    if not _DETACHED_HEAD.match(text):
         return None
     pairs = [(dotgit, expect(dotgit)), (head, expect(head))]
     if not recurse:
         return pairs
     gitmodules = worktree / ".gitmodules"
     pairs.append((gitmodules, expect(gitmodules)))
-    try:
-        text = gitmodules.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return pairs
-    for module in gitconfig.submodules(text):
-        sub = worktree / module.path
+    # The nested submodules are those HEAD's commit records (what the checkout and its
+    # check follow), not what the work tree's .gitmodules says now: remembered per commit.
+    links = gitlinks(None, worktree, gitdir, text.strip(), write_cache=False)
+    if links is None:
+        return None  # not remembered: nothing to prove them with
+    for link in links:
+        sub = worktree / link.path
         if not (sub / ".git").exists():
             pairs.append((sub / ".git", "missing"))  # left uninitialised by the checkout
             continue

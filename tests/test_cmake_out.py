@@ -13,6 +13,8 @@ from repos import git
 from qola import manifest
 from qola.cmake_out import CMakeResult, cmake_name, render, write_results
 from qola.errors import ManifestError
+from qola.git import Runner
+from qola.observe import observe
 
 SHA = "d32b0cb62ecc32bb1a858e8437d58eb9b3856af6"
 
@@ -111,7 +113,11 @@ def _pinned_checkout(tmp_path: Path, upstream: Upstream) -> manifest.Manifest:
     git(root, "clone", "-q", "--recurse-submodules", str(upstream.lib), "lib")
     git(root / "lib", "checkout", "-q", "--detach", upstream.lib_v2)
     git(root / "lib", "submodule", "update", "-q")
-    return manifest.load(root / "qola.toml")
+    loaded = manifest.load(root / "qola.toml")
+    # What qola's checkout leaves behind: each commit's gitlinks remembered (the stamp lists
+    # the nested submodules HEAD's commit records, and proves nothing without them).
+    observe(loaded, loaded.deps[0], Runner(), write_cache=True)
+    return loaded
 
 
 def _stamp(text: str) -> list[str]:
@@ -157,3 +163,13 @@ def test_stamp_skips_an_overridden_dependency(tmp_path: Path, upstream: Upstream
     assert loaded.path.as_posix() in paths
     assert not [p for p in paths if p.startswith(elsewhere.as_posix())]
     assert not [p for p in paths if p.startswith((loaded.root / "lib").as_posix())]
+
+
+def test_stamp_is_empty_when_the_commits_gitlinks_are_not_remembered(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    loaded = _pinned_checkout(tmp_path, upstream)
+    lib = loaded.root / "lib"
+    shutil.rmtree(lib / ".git" / "qola" / "commits")
+
+    assert _stamp(render([CMakeResult("lib", upstream.lib_v2, lib)], loaded)) == []

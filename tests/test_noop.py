@@ -278,3 +278,12 @@ def test_a_relative_override_is_resolved_before_the_stamp_compares_it(pinned_cle
             cwd=tmp_path / where, env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
         assert proc.stdout.endswith(f"overridden by {tmp_path / where / 'my-lib'}\n")
+
+
+def test_a_stamp_follows_the_commits_submodules_not_an_edited_gitmodules(pinned_clean, upstream):
+    # The work tree's .gitmodules no longer names the nested submodule (an uncommitted edit):
+    # the commit still records it, so the no-op must keep watching it.
+    (pinned_clean.lib / ".gitmodules").write_text("")
+    assert not declined(["checkout"], pinned_clean.root)  # answered, and stamped
+    git(pinned_clean.nested, "commit", "-q", "--allow-empty", "-m", "moved")
+    assert declined(["checkout"], pinned_clean.root)
