@@ -18,13 +18,13 @@ import importlib.util
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from qola import stamp
-from qola.errors import ManifestError, UsageError
+from qola.errors import ManifestError, QolaError, UsageError
 
 if TYPE_CHECKING:
     from qola.manifest import Dep, Manifest
@@ -79,13 +79,19 @@ def cmake_quote(value: str) -> str:
     return f'"{escaped}"'
 
 
-def write_results(path: Path, deps: Sequence[Result], *, manifest: Manifest | None = None) -> bool:
+def write_results(
+    path: Path,
+    deps: Sequence[Result],
+    *,
+    manifest: Manifest | None = None,
+    confirm: Callable[[], bool] | None = None,
+) -> bool:
     """Write the CMake results file when its content changed; return whether it wrote.
 
     Given the manifest, the file also lists the patch files as configure
     dependencies and carries the stamp for the module's fast path.
     """
-    text = render(deps, manifest)
+    text = render(deps, manifest, confirm)
     try:
         if path.read_text(encoding="utf-8") == text:
             return False
@@ -103,10 +109,25 @@ def write_for(path: Path, manifest: Manifest, deps: Sequence[Dep]) -> bool:
         CMakeResult(d.name, d.commit, override_dir(d.name) or manifest.root / d.path)
         for d in deps
     ]
-    return write_results(path, results, manifest=manifest)
+    return write_results(path, results, manifest=manifest, confirm=lambda: _at_pins(manifest, deps))
 
 
-def render(deps: Sequence[Result], manifest: Manifest | None = None) -> str:
+def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
+    """Is every dependency at its pin (or overridden), as the files say now?"""
+    from qola.observe import observe
+
+    try:
+        states = [observe(manifest, dep, None) for dep in deps]
+    except QolaError:
+        return False
+    return all(state.is_synced or state.overridden for state in states)
+
+
+def render(
+    deps: Sequence[Result],
+    manifest: Manifest | None = None,
+    confirm: Callable[[], bool] | None = None,
+) -> str:
     """The text of the results file."""
     _check_distinct_names(deps, manifest)
     lines = [
@@ -129,6 +150,15 @@ def render(deps: Sequence[Result], manifest: Manifest | None = None) -> str:
     if manifest is not None:
         depends = [p.as_posix() for p in configure_depends(manifest, deps)]
         stamp = _stamp(manifest, deps)
+        # Another run may move a dependency between the checkout's last look and now: the
+        # stamp is kept only when it reads the same before and after the tree is confirmed
+        # at its pins, so it can never vouch for files that were not.
+        if (
+            stamp is not None
+            and confirm is not None
+            and not (confirm() and _stamp(manifest, deps) == stamp)
+        ):
+            stamp = None
     lines.append(f"set(_QOLA_CONFIGURE_DEPENDS {_cmake_list(depends)})")
     lines.append(f"set(_QOLA_STAMP {_cmake_list(stamp or [])})")
     return "\n".join(lines) + "\n"

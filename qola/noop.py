@@ -93,6 +93,9 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
     names: list[str] = []
     args = iter(argv[1:])
     for arg in args:
+        if arg == "--":
+            names.extend(args)  # as click reads it: everything after `--` is a name
+            break
         if arg.startswith("-"):
             flag, equals, value = arg.partition("=")
             if flag in _FLAGS and not equals:
@@ -105,7 +108,7 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
                     return None
                 options[_VALUED[arg]] = following
             else:
-                return None  # -h, --, -qv, -j4 and the like: the full parser's to read
+                return None  # -h, -qv, -j4 and the like: the full parser's to read
         else:
             names.append(arg)
     for name, variable in _ENV.items():
@@ -113,6 +116,8 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
             options[name] = os.environ[variable]
     if os.environ.get("QOLA_OFFLINE", "").strip().lower() not in _BOOLEAN_WORDS:
         return None
+    if "_QOLA_COMPLETE" in os.environ:
+        return None  # click's shell completion
     return options, names
 
 
@@ -140,6 +145,11 @@ def _valid(options: dict[str, str]) -> bool:
     for name in ("root", "cache"):
         if name in options and (not options[name] or os.path.isfile(options[name])):
             return False
+    for name in ("manifest", "cmake_out", "root", "cache"):
+        # click.Path(readable=True), its default, refuses an existing unreadable path.
+        path = options.get(name)
+        if path and os.path.exists(path) and not os.access(path, os.R_OK):
+            return False
     return True
 
 
@@ -151,6 +161,7 @@ def _noop(argv: list[str]) -> list[str] | None:
     options, names = parsed
     invocation = {
         "format": STAMP_FORMAT,
+        "qola": _identity(),
         "manifest": os.path.abspath(options.get("manifest", "qola.toml")),
         "root": os.path.abspath(options["root"]) if options.get("root") else None,
         "names": names,
@@ -173,15 +184,14 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
 
     manifest_path = Path(invocation["manifest"])
     try:
-        # What the stamp will expect of the manifest is read first, before loading it: an
-        # edit while this run reads it can then only make the stamp wrong-footed, not lie.
+        # What the stamp will expect of the manifest is read first, before loading it, and
+        # the rest before the tree is looked at and again after (below).
         manifest_digest = stamp.expect(manifest_path)
         root = invocation["root"]
         manifest = load(manifest_path, Path(root) if root else None)
         deps = manifest.select(invocation["names"])
         if manifest.warnings:
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
-        # Likewise, the files the stamp lists are read before they are looked at below.
         sources = [(d.name, override_dir(d.name) or manifest.root / d.path) for d in deps]
         pairs = stamp.entries(manifest, sources) if stamp_file is not None else None
         lines = []
@@ -203,12 +213,32 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
             write_for(Path(cmake_out), manifest, deps)
     except (QolaError, OSError, UnicodeDecodeError):
         return None
-    if stamp_file is not None and pairs is not None and (manifest_path, manifest_digest) in pairs:
+    # Another run may have moved a dependency while this one looked: the stamp is written
+    # only when what it lists reads the same after the answer as before it.
+    if (
+        stamp_file is not None
+        and pairs is not None
+        and (manifest_path, manifest_digest) in pairs
+        and stamp.entries(manifest, sources) == pairs
+    ):
         if cmake_out is not None:
             pairs.append((Path(cmake_out), stamp.expect(Path(cmake_out))))
         env = {name: _override(name) for name in (override_variable(d.name) for d in deps)}
         _write_stamp(stamp_file, invocation, env, pairs, lines)
     return lines
+
+
+def _identity() -> list[object]:
+    """This qola: where it is, and each module's size and mtime (another install, or an
+    edited module, never answers from a stamp this one wrote)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    found: list[object] = [folder]
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name.endswith(".py"):
+                info = entry.stat()
+                found.append([entry.name, info.st_size, info.st_mtime_ns])
+    return found
 
 
 def _override(variable: str) -> str:

@@ -1,8 +1,10 @@
 """Stamps: what must stay as it is on disk for a checkout's answer to stay true.
 
 A stamp is a list of (path, expectation) pairs. An expectation is `missing`,
-`dir`, `sha256:<hex>` (a file's content) or `glob:<hex>` (the sorted `*.patch`
-files below a folder, as CMake's GLOB_RECURSE lists them). Every repository
+`dir`, `sha256:<hex>` (a file's content), `glob:<hex>` (the sorted `*.patch`
+files below a folder, as CMake's GLOB_RECURSE lists them) or `realpath:<hex>`
+(the sha256 of the path with every symlink resolved: the manifest's check that
+no path leaves the root through a symlink depends on it). Every repository
 HEAD must be detached: a symbolic HEAD can move without its file changing.
 
 QoLA.cmake checks the stamp in the CMake results file to skip starting
@@ -36,6 +38,18 @@ def entries(
         (manifest.root / ".gitmodules", expect(manifest.root / ".gitmodules")),
         *_root_lookup_entries(manifest.path.parent),
     ]
+    # What loading the manifest checks of every dependency, selected or not: where its
+    # folders lead (symlinks), and the root's remote URL that relative submodule URLs
+    # are resolved against.
+    pairs.append((manifest.root, expect_realpath(manifest.root)))
+    for declared in manifest.deps:
+        for relative in (declared.path, declared.patches):
+            if relative is not None:
+                folder = manifest.root / relative
+                pairs.append((folder, expect_realpath(folder)))
+    config = _root_config(manifest.root)
+    if config is not None:
+        pairs.append((config, expect(config)))
     by_name = {dep.name: dep for dep in manifest.deps}
     for name, source_dir in deps:
         dep = by_name.get(name)
@@ -74,6 +88,9 @@ def holds(pairs: Iterable[tuple[str, str]]) -> bool:
         elif expectation.startswith("glob:"):
             if not os.path.isdir(path) or expect_patches(Path(path)) != expectation:
                 return False
+        elif expectation.startswith("realpath:"):
+            if expect_realpath(path) != expectation:
+                return False
         else:
             return False
     return True
@@ -86,6 +103,18 @@ def expect(path: Path) -> str:
         return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return "missing"
+
+
+def expect_realpath(path: str | Path) -> str:
+    """The same digest as QoLA.cmake's: sha256 of file(REAL_PATH)'s bytes."""
+    return "realpath:" + hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()
+
+
+def _root_config(root: Path) -> Path | None:
+    from qola import gitfiles
+
+    gitdir = gitfiles.git_dir(root)
+    return None if gitdir is None else gitfiles.common_dir(gitdir) / "config"
 
 
 def patch_files(folder: Path) -> list[Path]:

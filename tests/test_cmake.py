@@ -316,6 +316,24 @@ def test_reconfigure_with_nothing_changed_does_not_start_python(
     assert consumer.exported()["sha"] == upstream.lib_v1
 
 
+def test_reconfigure_after_a_dependency_folder_became_a_symlink_out_of_the_source_runs_qola(
+    consumer: Consumer, tmp_path: Path
+) -> None:
+    consumer.configure()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (consumer.src / "3rdparty").rename(outside / "3rdparty")
+    (consumer.src / "3rdparty").symlink_to(outside / "3rdparty")
+    starts = consumer.python_starts()
+
+    proc = consumer.configure(check=False)
+
+    # The stamp records where each dependency folder leads (file(REAL_PATH)): not fooled.
+    assert consumer.python_starts() > starts
+    assert proc.returncode != 0
+    assert "leaves the root through a symlink" in proc.stdout + proc.stderr
+
+
 def test_reconfigure_after_dependency_moved_by_hand_runs_qola_and_restores_pin(
     consumer: Consumer, upstream: Upstream
 ) -> None:

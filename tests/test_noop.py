@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from repos import git, snapshot, without_noop_stamps
+from repos import git, head, snapshot, without_noop_stamps
 
 from qola import noop
 
@@ -46,8 +47,9 @@ def split_probe(stderr: str) -> tuple[str, str]:
         ["checkout", "-v", "--offline", "--force", "--jobs", "3", "lib"],
         ["checkout", "--safe-directory=ALL", "--lock-timeout", "0", "--fetch-timeout=inf"],
         ["checkout", "-m", "qola.toml", "--root", "."],
+        ["checkout", "-q", "--", "lib"],
     ],
-    ids=["plain", "quiet", "flags-and-name", "equals-forms", "manifest-and-root"],
+    ids=["plain", "quiet", "flags-and-name", "equals-forms", "manifest-and-root", "dashdash"],
 )
 def test_noop_answers_like_the_full_command_without_click(pinned_clean, run_qola, args):
     before = snapshot(pinned_clean.root)
@@ -117,7 +119,6 @@ def declined(argv: list[str], cwd: Path) -> bool:
         ["checkout", "--root", "qola.toml"],
         ["checkout", "--cmake-out", "."],
         ["checkout", "--offline=1"],
-        ["checkout", "--", "lib"],
         ["checkout", "nosuchdep"],
         ["checkout", "-m", "missing.toml"],
     ],
@@ -204,8 +205,6 @@ def _add_patches(p, u):
 
 
 def _remove_nested(p, u):
-    import shutil
-
     shutil.rmtree(p.nested)
     p.nested.mkdir()
 
@@ -286,4 +285,71 @@ def test_a_stamp_follows_the_commits_submodules_not_an_edited_gitmodules(pinned_
     (pinned_clean.lib / ".gitmodules").write_text("")
     assert not declined(["checkout"], pinned_clean.root)  # answered, and stamped
     git(pinned_clean.nested, "commit", "-q", "--allow-empty", "-m", "moved")
+    assert declined(["checkout"], pinned_clean.root)
+
+
+def test_a_dependency_moved_while_the_noop_looks_gets_no_stamp(
+    pinned_clean, upstream, run_qola, monkeypatch
+):
+    """Another build folder's checkout lands between the stamp's first read and the look."""
+    from qola import observe as observe_module
+
+    git(pinned_clean.lib, "commit", "-q", "--allow-empty", "-m", "Y")
+    moved = head(pinned_clean.lib)
+    pinned_clean.set_pin(upstream.lib_v2, moved)
+    assert run_qola("checkout", cwd=pinned_clean.root).exit_code == 0  # remembers Y's gitlinks
+    git(pinned_clean.lib, "checkout", "-q", "--detach", upstream.lib_v2)  # back at X
+
+    real = observe_module.observe
+
+    def other_run_lands_first(*args, **kwargs):
+        git(pinned_clean.lib, "checkout", "-q", "--detach", moved)
+        monkeypatch.setattr(observe_module, "observe", real)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(observe_module, "observe", other_run_lands_first)
+    assert not declined(["checkout"], pinned_clean.root)  # at the pin when looked at
+    monkeypatch.setattr(observe_module, "observe", real)
+    git(pinned_clean.lib, "checkout", "-q", "--detach", upstream.lib_v2)  # X again
+    assert declined(["checkout"], pinned_clean.root)  # no stamp may vouch for X
+
+
+def test_a_dependency_folder_turned_into_a_symlink_out_of_the_root_is_seen(pinned_clean, tmp_path):
+    assert not declined(["checkout"], pinned_clean.root)  # answered, and stamped
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (pinned_clean.root / "3rdparty").rename(outside / "3rdparty")
+    (pinned_clean.root / "3rdparty").symlink_to(outside / "3rdparty")
+    assert declined(["checkout"], pinned_clean.root)  # the full command refuses it (exit 2)
+
+
+def test_another_qola_never_answers_from_this_ones_stamp(pinned_clean, tmp_path):
+    import qola
+
+    copy = tmp_path / "other" / "qola"
+    shutil.copytree(Path(qola.__file__).parent, copy)
+    assert split_probe(as_cmake_runs_it("checkout", cwd=pinned_clean.root).stderr)[1] == (
+        "qola.manifest"
+    )
+    assert split_probe(as_cmake_runs_it("checkout", cwd=pinned_clean.root).stderr)[1] == ""
+    other = subprocess.run(
+        [sys.executable, "-c", PROBE, "checkout"],
+        cwd=pinned_clean.root, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONPATH": str(copy.parent)},
+    )  # fmt: skip
+    assert other.returncode == 0 and other.stdout.endswith("up to date\n")
+    assert split_probe(other.stderr)[1] == "qola.manifest"  # it looked for itself
+
+
+def test_the_root_git_config_is_part_of_the_stamp(pinned_clean):
+    # Relative submodule URLs are resolved against the root's remote.origin.url.
+    as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert split_probe(as_cmake_runs_it("checkout", cwd=pinned_clean.root).stderr)[1] == ""
+    git(pinned_clean.root, "remote", "add", "origin", "https://example.invalid/org/root.git")
+    again = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert split_probe(again.stderr)[1] == "qola.manifest"
+
+
+def test_shell_completion_is_left_to_click(pinned_clean, monkeypatch):
+    monkeypatch.setenv("_QOLA_COMPLETE", "bash_complete")
     assert declined(["checkout"], pinned_clean.root)
