@@ -601,9 +601,10 @@ def demo(folder: Path | None) -> None:
 
 
 def _write_cmake(path: Path, sess: Session) -> None:
+    from qola import stamp
     from qola.cmake_out import write_for
 
-    write_for(path, sess.manifest, sess.deps)
+    write_for(path, sess.manifest, sess.deps, stamp.proven(sess.manifest, sess.deps))
 
 
 @cli.command("cmake-dir")

@@ -18,13 +18,13 @@ import importlib.util
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from qola import stamp
-from qola.errors import ManifestError, QolaError, UsageError
+from qola.errors import ManifestError, UsageError
 
 if TYPE_CHECKING:
     from qola.manifest import Dep, Manifest
@@ -84,14 +84,15 @@ def write_results(
     deps: Sequence[Result],
     *,
     manifest: Manifest | None = None,
-    confirm: Callable[[], bool] | None = None,
+    proof: Sequence[tuple[Path, str]] | None = None,
 ) -> bool:
     """Write the CMake results file when its content changed; return whether it wrote.
 
     Given the manifest, the file also lists the patch files as configure
-    dependencies and carries the stamp for the module's fast path.
+    dependencies, and carries proof (stamp.proven's pairs) as the stamp for the
+    module's fast path.
     """
-    text = render(deps, manifest, confirm)
+    text = render(deps, manifest, proof)
     try:
         if path.read_text(encoding="utf-8") == text:
             return False
@@ -101,32 +102,27 @@ def write_results(
     return True
 
 
-def write_for(path: Path, manifest: Manifest, deps: Sequence[Dep]) -> bool:
-    """write_results for checked-out deps: each at its folder, or its override."""
+def write_for(
+    path: Path,
+    manifest: Manifest,
+    deps: Sequence[Dep],
+    proof: Sequence[tuple[Path, str]] | None,
+) -> bool:
+    """write_results for checked-out deps, each at its folder or its override, with the
+    stamp.proven pairs (None: no stamp)."""
     from qola.observe import override_dir
 
     results = [
         CMakeResult(d.name, d.commit, override_dir(d.name) or manifest.root / d.path)
         for d in deps
     ]
-    return write_results(path, results, manifest=manifest, confirm=lambda: _at_pins(manifest, deps))
-
-
-def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
-    """Is every dependency at its pin (or overridden), as the files say now?"""
-    from qola.observe import observe
-
-    try:
-        states = [observe(manifest, dep, None) for dep in deps]
-    except QolaError:
-        return False
-    return all(state.is_synced or state.overridden for state in states)
+    return write_results(path, results, manifest=manifest, proof=proof)
 
 
 def render(
     deps: Sequence[Result],
     manifest: Manifest | None = None,
-    confirm: Callable[[], bool] | None = None,
+    proof: Sequence[tuple[Path, str]] | None = None,
 ) -> str:
     """The text of the results file."""
     _check_distinct_names(deps, manifest)
@@ -146,21 +142,12 @@ def render(
     variables.append("QOLA_DEPENDENCIES")
     lines.append(f"set(_QOLA_RESULT_VARIABLES {cmake_quote(';'.join(variables))})")
     depends: list[str] = []
-    stamp: list[str] | None = None
+    cmake_stamp: list[str] | None = None
     if manifest is not None:
         depends = [p.as_posix() for p in configure_depends(manifest, deps)]
-        stamp = _stamp(manifest, deps)
-        # Another run may move a dependency between the checkout's last look and now: the
-        # stamp is kept only when it reads the same before and after the tree is confirmed
-        # at its pins, so it can never vouch for files that were not.
-        if (
-            stamp is not None
-            and confirm is not None
-            and not (confirm() and _stamp(manifest, deps) == stamp)
-        ):
-            stamp = None
+        cmake_stamp = _cmake_stamp(proof) if proof else None
     lines.append(f"set(_QOLA_CONFIGURE_DEPENDS {_cmake_list(depends)})")
-    lines.append(f"set(_QOLA_STAMP {_cmake_list(stamp or [])})")
+    lines.append(f"set(_QOLA_STAMP {_cmake_list(cmake_stamp or [])})")
     return "\n".join(lines) + "\n"
 
 
@@ -213,13 +200,10 @@ def _check_distinct_names(deps: Sequence[Result], manifest: Manifest | None) -> 
         seen[upper] = dep.name
 
 
-def _stamp(manifest: Manifest, deps: Sequence[Result]) -> list[str] | None:
+def _cmake_stamp(proof: Sequence[tuple[Path, str]]) -> list[str] | None:
     """The stamp's path/expectation pairs as one CMake list, or None when they cannot be."""
-    pairs = stamp.entries(manifest, [(d.name, d.source_dir) for d in deps])
-    if pairs is None:
-        return None
     flat: list[str] = []
-    for path, expectation in pairs:
+    for path, expectation in proof:
         posix = Path(os.path.abspath(path)).as_posix()
         if _LIST_UNSAFE.search(posix):
             return None

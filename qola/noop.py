@@ -180,47 +180,52 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
     from qola import stamp
     from qola.errors import QolaError
     from qola.manifest import load
-    from qola.observe import observe, override_dir, override_variable
+    from qola.observe import observe, override_variable
 
     manifest_path = Path(invocation["manifest"])
-    try:
-        # What the stamp will expect of the manifest is read first, before loading it, and
-        # the rest before the tree is looked at and again after (below).
-        manifest_digest = stamp.expect(manifest_path)
-        root = invocation["root"]
-        manifest = load(manifest_path, Path(root) if root else None)
-        deps = manifest.select(invocation["names"])
-        if manifest.warnings:
-            return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
-        sources = [(d.name, override_dir(d.name) or manifest.root / d.path) for d in deps]
-        pairs = stamp.entries(manifest, sources) if stamp_file is not None else None
-        lines = []
+    cmake_out = invocation["cmake_out"]
+    lines: list[str] = []
+
+    def look() -> bool:
+        """Every selected dependency at its pin or overridden: its report line, in lines."""
         for dep in deps:
             if dep.is_abbreviated:
-                return None  # expanding a legacy pin asks git
+                return False  # expanding a legacy pin asks git
             state = observe(manifest, dep, None)
             if state.overridden:
                 what = f"overridden by {state.worktree}"
             elif state.is_synced:
                 what = "up to date"
             else:
-                return None
+                return False
             lines.append(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
-        cmake_out = invocation["cmake_out"]
+        return True
+
+    try:
+        # The manifest's digest is read before it is loaded, so an edit meanwhile cannot
+        # slip into the stamp; the rest is read before and after the look (stamp.proven).
+        manifest_digest = stamp.expect(manifest_path)
+        root = invocation["root"]
+        manifest = load(manifest_path, Path(root) if root else None)
+        deps = manifest.select(invocation["names"])
+        if manifest.warnings:
+            return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
+        pairs = None
+        if stamp_file is not None or cmake_out is not None:
+            pairs = stamp.proven(manifest, deps, look)
+        else:
+            look()
+        if len(lines) != len(deps):
+            return None  # some dependency needs work (look stopped there)
+        if pairs is not None and (manifest_path, manifest_digest) not in pairs:
+            pairs = None
         if cmake_out is not None:
             from qola.cmake_out import write_for
 
-            write_for(Path(cmake_out), manifest, deps)
+            write_for(Path(cmake_out), manifest, deps, pairs)
     except (QolaError, OSError, UnicodeDecodeError):
         return None
-    # Another run may have moved a dependency while this one looked: the stamp is written
-    # only when what it lists reads the same after the answer as before it.
-    if (
-        stamp_file is not None
-        and pairs is not None
-        and (manifest_path, manifest_digest) in pairs
-        and stamp.entries(manifest, sources) == pairs
-    ):
+    if stamp_file is not None and pairs is not None:
         if cmake_out is not None:
             pairs.append((Path(cmake_out), stamp.expect(Path(cmake_out))))
         env = {name: _override(name) for name in (override_variable(d.name) for d in deps)}

@@ -9,7 +9,8 @@ HEAD must be detached: a symbolic HEAD can move without its file changing.
 
 QoLA.cmake checks the stamp in the CMake results file to skip starting
 Python; qola/noop.py checks one it keeps in the root repository's git dir to
-skip reading the manifest. Checking (`holds`) needs only hashlib and os.
+skip reading the manifest. Both are taken with `proven`; checking (`holds`)
+needs only hashlib and os.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from qola.manifest import Manifest
+    from qola.manifest import Dep, Manifest
 
 _DETACHED_HEAD = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?\n?$")
 
@@ -67,6 +68,37 @@ def entries(
             return None
         pairs += repo_pairs
     return pairs
+
+
+def proven(
+    manifest: Manifest, deps: Sequence[Dep], look: Callable[[], bool] | None = None
+) -> list[tuple[Path, str]] | None:
+    """The entries for deps, kept only when they read the same before and after look()
+    confirms the tree (default: every dependency at its pin or overridden, from files).
+
+    Another run may move a dependency while this one looks: a stamp taken only before or
+    only after could then vouch for files that were never seen at their pins. look()
+    runs even when no stamp can be had (its answer may be what the caller is after).
+    """
+    from qola.observe import override_dir
+
+    sources = [(d.name, override_dir(d.name) or manifest.root / d.path) for d in deps]
+    before = entries(manifest, sources)
+    seen = (look or (lambda: _at_pins(manifest, deps)))()
+    if before is None or not seen:
+        return None
+    return before if entries(manifest, sources) == before else None
+
+
+def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
+    from qola.errors import QolaError
+    from qola.observe import observe
+
+    try:
+        states = [observe(manifest, dep, None) for dep in deps]
+    except QolaError:
+        return False
+    return all(state.is_synced or state.overridden for state in states)
 
 
 def holds(pairs: Iterable[tuple[str, str]]) -> bool:

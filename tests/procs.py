@@ -76,3 +76,18 @@ def wait_for(condition: Callable[[], bool], timeout: float = 60, what: str = "co
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.01)
+
+
+def noop_declined(argv: list[str], cwd: Path) -> bool:
+    """True when qola.noop stepped aside (returned) for argv in cwd, instead of answering."""
+    from qola import noop
+
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        noop.answer(argv)
+    except SystemExit:
+        return False
+    finally:
+        os.chdir(old)
+    return True

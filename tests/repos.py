@@ -126,3 +126,12 @@ def large_project(root: Path, url: Path | str, pin: str) -> Path:
 def temp_clones(root: Path) -> list[Path]:
     """qola's temporary clones of `big` (see apply.py) that are still there."""
     return list((root / "3rdparty").glob(".big.qola-clone-*"))
+
+
+# Git protocol v0, where a server without uploadpack.allowAnySHA1InWant refuses a SHA that
+# is no branch tip (v2 allows any reachable SHA): set in the environment of a test.
+PROTOCOL_V0 = {
+    "GIT_CONFIG_COUNT": "1",
+    "GIT_CONFIG_KEY_0": "protocol.version",
+    "GIT_CONFIG_VALUE_0": "0",
+}

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from repos import commit_file, git, head, snapshot, without_noop_stamps
+from repos import PROTOCOL_V0, commit_file, git, head, snapshot, without_noop_stamps
 
 
 def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstream, run_qola):
@@ -107,11 +107,7 @@ def test_checkout_server_refusing_sha_falls_back_to_branches(
     make_project, upstream, run_qola, monkeypatch
 ):
     # Protocol v0 without allowAnySHA1InWant refuses a SHA that is no branch tip.
-    for key, value in {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": "protocol.version",
-        "GIT_CONFIG_VALUE_0": "0",
-    }.items():
+    for key, value in PROTOCOL_V0.items():
         monkeypatch.setenv(key, value)
     project = make_project(pin=upstream.lib_v1)
     res = run_qola("checkout", "-v", "-m", str(project.manifest))

@@ -11,6 +11,7 @@ from conftest import Upstream
 from repos import git
 
 from qola import manifest
+from qola import stamp as stamps
 from qola.cmake_out import CMakeResult, cmake_name, render, write_results
 from qola.errors import ManifestError
 from qola.git import Runner
@@ -120,6 +121,12 @@ def _pinned_checkout(tmp_path: Path, upstream: Upstream) -> manifest.Manifest:
     return loaded
 
 
+def stamp_of(loaded: manifest.Manifest, sha: str, source: Path) -> list[str]:
+    """The stamp the results file carries for lib at source, with what proves it."""
+    proof = stamps.entries(loaded, [("lib", source)])
+    return _stamp(render([CMakeResult("lib", sha, source)], loaded, proof))
+
+
 def _stamp(text: str) -> list[str]:
     line = next(line for line in text.splitlines() if line.startswith("set(_QOLA_STAMP "))
     value = line[len('set(_QOLA_STAMP "') : -len('")')]
@@ -132,7 +139,7 @@ def test_stamp_lists_manifest_and_every_head_of_a_detached_checkout(
     loaded = _pinned_checkout(tmp_path, upstream)
     lib = loaded.root / "lib"
 
-    stamp = _stamp(render([CMakeResult("lib", upstream.lib_v2, lib)], loaded))
+    stamp = stamp_of(loaded, upstream.lib_v2, lib)
 
     paths = stamp[0::2]
     assert loaded.path.as_posix() in paths
@@ -147,7 +154,7 @@ def test_stamp_is_empty_when_a_head_is_on_a_branch(tmp_path: Path, upstream: Ups
     # A branch HEAD can move without the HEAD file changing: nothing to prove it by.
     git(lib, "checkout", "-q", "-B", "work", upstream.lib_v2)
 
-    stamp = _stamp(render([CMakeResult("lib", upstream.lib_v2, lib)], loaded))
+    stamp = stamp_of(loaded, upstream.lib_v2, lib)
 
     assert stamp == []
 
@@ -157,7 +164,7 @@ def test_stamp_skips_an_overridden_dependency(tmp_path: Path, upstream: Upstream
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
 
-    stamp = _stamp(render([CMakeResult("lib", upstream.lib_v2, elsewhere)], loaded))
+    stamp = stamp_of(loaded, upstream.lib_v2, elsewhere)
 
     paths = stamp[0::2]
     assert loaded.path.as_posix() in paths
@@ -176,4 +183,4 @@ def test_stamp_is_empty_when_the_commits_gitlinks_are_not_remembered(
     lib = loaded.root / "lib"
     shutil.rmtree(lib / ".git" / "qola" / "commits")
 
-    assert _stamp(render([CMakeResult("lib", upstream.lib_v2, lib)], loaded)) == []
+    assert stamp_of(loaded, upstream.lib_v2, lib) == []

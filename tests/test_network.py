@@ -7,7 +7,7 @@ import time
 
 import procs
 import servers
-from repos import head, large_project, snapshot, temp_clones
+from repos import PROTOCOL_V0, head, large_project, snapshot, temp_clones
 
 
 def point_at(project, url: str) -> None:
@@ -150,11 +150,7 @@ def test_daemon_refusing_sha_over_protocol_v0_falls_back_to_branches(
 ):
     """A real git:// server speaking v0 without allowAnySHA1InWant: the depth-1 fetch of a
     pin that is no branch tip is refused, and the fallback fetches the branches."""
-    for key, value in {
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": "protocol.version",
-        "GIT_CONFIG_VALUE_0": "0",
-    }.items():
+    for key, value in PROTOCOL_V0.items():
         monkeypatch.setenv(key, value)
     with servers.git_daemon(upstream.lib.parent) as port:
         project = make_project(pin=upstream.lib_v1)

@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from procs import noop_declined as declined
 from repos import git, head, snapshot, without_noop_stamps
-
-from qola import noop
 
 # Runs `python -m qola.cli ARGS` exactly as CMake does, and reports at exit which of the
 # heavy modules the process loaded: the no-op must have loaded neither.
@@ -85,19 +84,6 @@ def test_noop_reports_an_override_like_the_full_command(pinned_clean, run_qola, 
     assert (fast.returncode, fast.stdout) == (full.exit_code, full.stdout)
     assert f"overridden by {elsewhere}" in fast.stdout
     assert split_probe(fast.stderr)[1] == "qola.manifest"
-
-
-def declined(argv: list[str], cwd: Path) -> bool:
-    """True when noop.answer stepped aside (returned) instead of answering (exiting)."""
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        noop.answer(argv)
-    except SystemExit:
-        return False
-    finally:
-        os.chdir(old)
-    return True
 
 
 @pytest.mark.parametrize(
