@@ -12,10 +12,7 @@ if __name__ == "__main__":
     answer(sys.argv[1:])
 
 import functools
-import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +20,7 @@ import click
 
 from qola import __version__
 from qola.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
+from qola.session import Common
 
 EXIT_CODES = """\b
 Exit codes:
@@ -35,18 +33,6 @@ Exit codes:
 """
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True)
-class Common:
-    """The options every command that reads a manifest takes."""
-
-    manifest: Path
-    root: Path | None
-    safe_directory: str
-    verbose: bool
-    quiet: bool
-    names: tuple[str, ...]
 
 
 def common_options(names: bool = True) -> Callable[[F], F]:
@@ -135,58 +121,6 @@ def cli() -> None:
     """Pin a CMake project's git dependencies to exact commits."""
 
 
-@dataclass
-class Session:
-    """A loaded manifest, the selected deps and a git runner, for one command."""
-
-    manifest: Any
-    deps: Any
-    runner: Any
-    common: Common
-    env: Any  # the shim: git's environment overlay
-
-    def note(self, message: str) -> None:
-        if not self.common.quiet:
-            click.echo(f"qola: {message}", err=True)
-
-    def debug(self, message: str) -> None:
-        if self.common.verbose:
-            click.echo(f"qola: {message}", err=True)
-
-
-@contextmanager
-def session(common: Common, resolve_pins: bool = True) -> Iterator[Session]:
-    """Load the manifest, select deps, and run git under the safe.directory shim.
-
-    resolve_pins=False leaves abbreviated legacy pins as written (no checkout is read).
-    """
-    from qola import git, manifest, pins
-    from qola.shim import install_signal_handlers, shim
-
-    git.scrub_environment()
-    loaded = manifest.load(common.manifest, common.root)
-    deps = loaded.select(common.names)
-    restore_signals = install_signal_handlers()
-    try:
-        with shim(common.safe_directory, [loaded.root]) as env:
-            for dep in deps:
-                env.add_clone_source(dep.url, loaded.root)
-            # The shim trusts each repository at the moment qola first runs git in it.
-            runner = git.Runner(env=env, trust=lambda path: env.add(path))
-            sess = Session(loaded, deps, runner, common, env)
-            for warning in loaded.warnings:
-                click.echo(f"qola: warning: {warning}", err=True)
-            if resolve_pins:
-                sess.deps = pins.resolve(loaded, sess.deps, runner)
-            try:
-                yield sess
-            finally:
-                for line in runner.log:
-                    sess.debug(f"ran: {line}")
-    finally:
-        restore_signals()
-
-
 lock_timeout_option = click.option(
     "--lock-timeout",
     type=click.FloatRange(min=0),
@@ -249,39 +183,11 @@ def checkout(
     fetch_timeout: float,
 ) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
-    from qola.checkout import checkout as run_checkout
-    from qola.plan import Options
+    from qola.commands.checkout import checkout as command
 
-    with session(common) as sess:
-        sess.runner.timeout = _finite(fetch_timeout)
-        options = Options(offline, force, jobs, cache.absolute() if cache else None)
-        result = run_checkout(
-            sess.manifest, sess.deps, sess.runner, options, sess.note, lock_timeout
-        )
-        for dep in sess.deps:
-            outcome = result.outcomes.get(dep.name)
-            if outcome is not None:
-                for note in outcome.notes:
-                    (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
-            if dep.name in result.failures:
-                continue
-            what = "; ".join(outcome.actions) if outcome and outcome.actions else "up to date"
-            state = result.states.get(dep.name)
-            if state is not None and state.overridden:
-                what = f"overridden by {state.worktree}"
-            click.echo(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
-        for dep in sess.deps:  # in manifest order, however --jobs finished them
-            if dep.name in result.failures:
-                click.echo(result.failures[dep.name].render(), err=True)
-        if result.failures:
-            failed = ", ".join(result.failures)
-            click.echo(
-                f"qola: {len(result.failures)} of {len(sess.deps)} dependencies failed: {failed}",
-                err=True,
-            )
-        if result.exit_code == 0 and cmake_out is not None:
-            _write_cmake(cmake_out, sess)
-        sys.exit(result.exit_code)
+    sys.exit(
+        command(common, offline, force, jobs, cache, cmake_out, lock_timeout, fetch_timeout)
+    )
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -318,45 +224,12 @@ def verify(
     cmake_out: Path | None,
 ) -> None:
     """Check, read-only, that the tree matches the manifest (offline unless --remote)."""
-    from qola.verify import verify as run_verify
+    from qola.commands.verify import verify as command
 
     if manifest_only and (strict or cmake_out is not None):
         other = "--strict" if strict else "--cmake-out"
         raise click.UsageError(f"{other} needs a checkout; it cannot go with --manifest-only")
-    with session(common, resolve_pins=not manifest_only) as sess:
-        if manifest_only:
-            from qola import pincheck
-
-            report = pincheck.check(sess.manifest, sess.deps, sess.runner)
-        else:
-            report = run_verify(sess.manifest, sess.deps, sess.runner, strict)
-        if remote:
-            from qola import remote as upstream
-
-            report = upstream.add_problems(report, sess.runner)
-        click.echo(_render(fmt, report), nl=False)
-        if cmake_out is not None:
-            _write_cmake(cmake_out, sess)
-        sys.exit(0 if report.ok else 1)
-
-
-def _render(fmt: str, report: Any) -> str:
-    from qola import render
-
-    if fmt == "json":
-        return render.as_json(report)
-    if fmt == "junit":
-        return render.junit(report, _repository_path(report.manifest.path))
-    if fmt == "github":
-        return render.github(report, _repository_path(report.manifest.path))
-    return render.text(report)
-
-
-def _repository_path(path: Path) -> str:
-    """The manifest's path from the top of its git repository, as GitHub names files."""
-    from qola.manifest import repository_top
-
-    return Path(os.path.relpath(path, repository_top(path.parent))).as_posix()
+    sys.exit(command(common, fmt, strict, remote, manifest_only, cmake_out))
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -364,30 +237,9 @@ def _repository_path(path: Path) -> str:
 @handle_errors
 def status(common: Common) -> None:
     """One line per dependency: pin, HEAD, state, gitlink, dirt."""
-    from qola.verify import DIRTY, GITLINK
-    from qola.verify import verify as run_verify
+    from qola.commands.status import status as command
 
-    with session(common) as sess:
-        report = run_verify(sess.manifest, sess.deps, sess.runner)
-        rows = [("NAME", "PATH", "PIN", "HEAD", "STATE", "GITLINK", "DIRTY")]
-        for dep in report.deps:
-            kinds = [p.kind for p in dep.problems]
-            state = next((k for k in kinds if k not in (DIRTY, GITLINK)), "ok")
-            rows.append(
-                (
-                    dep.dep.name,
-                    dep.path,
-                    dep.dep.commit[:12],
-                    dep.head[:12] if dep.head else "-",
-                    state,
-                    "differs" if GITLINK in kinds else "ok",
-                    "yes" if DIRTY in kinds else "no",
-                )
-            )
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        for row in rows:
-            click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
-        sys.exit(0 if report.ok else 1)
+    sys.exit(command(common))
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -424,73 +276,13 @@ def bump(
     fetch_timeout: float,
 ) -> None:
     """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
-    import dataclasses
+    from qola.commands.bump import bump as command
 
-    from qola import bump as pins
-    from qola.checkout import checkout as run_checkout
-    from qola.observe import observe
-    from qola.plan import Options
-
-    common = dataclasses.replace(common, names=(name,))
-    with session(common) as sess:
-        sess.runner.timeout = _finite(fetch_timeout)
-        [dep] = sess.deps
-        worktree = sess.manifest.root / dep.path
-        options = Options(offline, force)
-        if not observe(sess.manifest, dep, None).is_repo:
-            sess.note(f"{dep.name}: not checked out; checking out the current pin first")
-            first = run_checkout(
-                sess.manifest, (dep,), sess.runner, options, lock_timeout=lock_timeout
-            )
-            _exit_on_failures(first)
-        new = pins.resolve(sess.runner, dep, worktree, ref, offline)
-        new = pins.fetch_range(sess.runner, dep, worktree, dep.commit, new, offline)
-        move = pins.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
-        move = pins.describe(sess.runner, move, worktree, allow_downgrade)
-        if move.old == move.new:
-            click.echo(f"{dep.name} is already at {new[:12]} ({move.ref})")
-            return
-        click.echo(move.headline())
-        for line in move.log:
-            click.echo(f"  {line}")
-        if move.count > len(move.log):
-            click.echo(f"  ... and {move.count - len(move.log)} more")
-        if dry_run:
-            click.echo("dry run: nothing was written")
-            return
-        moved = dataclasses.replace(dep, commit=new)
-        # The edit is computed (and checked) before anything changes, and written only
-        # after the checkout succeeded: a refused or failed checkout writes nothing.
-        raw, text = pins.read_manifest(sess.manifest)
-        new_text = pins.edit_pins(sess.manifest, text, {dep: new})
-        if not no_checkout:
-            result = run_checkout(
-                sess.manifest, (moved,), sess.runner, options, sess.note, lock_timeout
-            )
-            _exit_on_failures(result, after=f"{sess.manifest.path.name} was left unchanged: ")
-        gitlink = pins.root_gitlink(sess.runner, sess.manifest, dep)
-        pins.write_manifest(sess.manifest, raw, new_text)
-        sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
-        if gitlink is not None:
-            pins.stage_gitlink(sess.runner, sess.manifest, dep, new)
-            sess.note(f"{dep.name}: staged the gitlink {dep.path} at {new[:12]}")
-        if do_commit:
-            links = {dep.path: new} if gitlink is not None else {}
-            sha = pins.commit(sess.runner, sess.manifest, move.message(), links)
-            click.echo(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}")
-
-
-def _finite(seconds: float) -> float | None:
-    return None if seconds == float("inf") else seconds
-
-
-def _exit_on_failures(result: Any, after: str = "") -> None:
-    for error in result.failures.values():
-        click.echo(error.render(), err=True)
-    if result.failures:
-        if after:
-            click.echo(f"qola: the checkout failed; {after}nothing was committed", err=True)
-        sys.exit(result.exit_code)
+    code = command(
+        common, name, ref, dry_run, do_commit, no_checkout, allow_downgrade, offline, force,
+        lock_timeout, fetch_timeout,
+    )  # fmt: skip
+    sys.exit(code)
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -499,27 +291,9 @@ def _exit_on_failures(result: Any, after: str = "") -> None:
 @handle_errors
 def freeze(common: Common, dry_run: bool) -> None:
     """Rewrite pins (all, or NAMES) to the commits checked out now, in full."""
-    from qola import bump as pins
+    from qola.commands.freeze import freeze as command
 
-    with session(common) as sess:
-        changes = {}
-        for dep in sess.deps:
-            head = pins.current_head(sess.runner, sess.manifest, dep)
-            if head != dep.commit or dep.abbreviated_from:
-                changes[dep] = head
-                click.echo(f"{dep.name} {dep.commit[:12]} -> {head[:12]}")
-        if not changes:
-            click.echo("every pin already matches what is checked out")
-            return
-        if dry_run:
-            click.echo("dry run: nothing was written")
-            return
-        raw, text = pins.read_manifest(sess.manifest)
-        gitlinks = {dep: pins.root_gitlink(sess.runner, sess.manifest, dep) for dep in changes}
-        pins.write_manifest(sess.manifest, raw, pins.edit_pins(sess.manifest, text, changes))
-        for dep, sha in changes.items():
-            if gitlinks[dep] is not None:
-                pins.stage_gitlink(sess.runner, sess.manifest, dep, sha)
+    sys.exit(command(common, dry_run))
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -536,25 +310,9 @@ def freeze(common: Common, dry_run: bool) -> None:
 @handle_errors
 def init(manifest: Path, dry_run: bool) -> None:
     """Write a new manifest pinning the root's submodules at their recorded commits."""
-    from qola import bump as pins
-    from qola import git
-    from qola.errors import UsageError
-    from qola.manifest import repository_top
+    from qola.commands.init import init as command
 
-    git.scrub_environment()
-    path = Path(os.path.abspath(manifest))
-    if path.exists():
-        raise UsageError(
-            str(path), "already exists; nothing was written", "edit it, or use qola bump/freeze"
-        )
-    root = repository_top(path.parent)
-    text = pins.init_text(git.Runner(), root)
-    if dry_run:
-        click.echo(text, nl=False)
-        return
-    with open(path, "x", encoding="utf-8", newline="") as out:
-        out.write(text)
-    click.echo(f"wrote {path}")
+    sys.exit(command(manifest, dry_run))
 
 
 @cli.command(
@@ -570,24 +328,9 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
     a build step that runs git in them works when the tree belongs to another
     user. CMD's exit code is passed through.
     """
-    import os
-    import subprocess
+    from qola.commands.exec import exec_ as run
 
-    from qola.observe import observe
-
-    with session(common) as sess:
-        for dep in sess.deps:
-            state = observe(sess.manifest, dep, sess.runner)
-            sess.env.add(state.worktree)
-            for top in state.submodules or ():
-                sess.env.add(*(state.worktree / sub.path for sub in top.walk()))
-        try:
-            proc = subprocess.run(list(command), env={**os.environ, **sess.env}, check=False)
-        except OSError as error:
-            from qola.errors import UsageError
-
-            raise UsageError(command[0], f"cannot run it: {error.strerror}") from None
-    sys.exit(proc.returncode if proc.returncode >= 0 else 128 - proc.returncode)
+    sys.exit(run(common, command))
 
 
 @cli.command()
@@ -598,13 +341,6 @@ def demo(folder: Path | None) -> None:
     from qola.demo import run
 
     sys.exit(run(folder, echo=click.echo))
-
-
-def _write_cmake(path: Path, sess: Session) -> None:
-    from qola import stamp
-    from qola.cmake_out import write_for
-
-    write_for(path, sess.manifest, sess.deps, stamp.proven(sess.manifest, sess.deps))
 
 
 @cli.command("cmake-dir")

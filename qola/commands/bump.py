@@ -1,0 +1,95 @@
+"""`qola bump NAME`: move a pin, show the log, rewrite the manifest, check out, stage."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from qola import console
+from qola.session import Common, finite, session
+
+if TYPE_CHECKING:
+    from qola.checkout import Result
+
+
+def bump(
+    common: Common,
+    name: str,
+    ref: str | None,
+    dry_run: bool,
+    do_commit: bool,
+    no_checkout: bool,
+    allow_downgrade: bool,
+    offline: bool,
+    force: bool,
+    lock_timeout: float,
+    fetch_timeout: float,
+) -> int:
+    """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
+    from qola import bump as moves
+    from qola.checkout import checkout as run_checkout
+    from qola.observe import observe
+    from qola.plan import Options
+
+    common = dataclasses.replace(common, names=(name,))
+    with session(common) as sess:
+        sess.runner.timeout = finite(fetch_timeout)
+        [dep] = sess.deps
+        worktree = sess.manifest.root / dep.path
+        options = Options(offline, force)
+        if not observe(sess.manifest, dep, None).is_repo:
+            sess.note(f"{dep.name}: not checked out; checking out the current pin first")
+            first = run_checkout(
+                sess.manifest, (dep,), sess.runner, options, lock_timeout=lock_timeout
+            )
+            if first.failures:
+                return report_failures(first)
+        new = moves.resolve(sess.runner, dep, worktree, ref, offline)
+        new = moves.fetch_range(sess.runner, dep, worktree, dep.commit, new, offline)
+        move = moves.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
+        move = moves.describe(sess.runner, move, worktree, allow_downgrade)
+        if move.old == move.new:
+            console.result(f"{dep.name} is already at {new[:12]} ({move.ref})")
+            return 0
+        console.result(move.headline())
+        for line in move.log:
+            console.result(f"  {line}")
+        if move.count > len(move.log):
+            console.result(f"  ... and {move.count - len(move.log)} more")
+        if dry_run:
+            console.result("dry run: nothing was written")
+            return 0
+        moved = dataclasses.replace(dep, commit=new)
+        # The edit is computed (and checked) before anything changes, and written only
+        # after the checkout succeeded: a refused or failed checkout writes nothing.
+        raw, text = moves.read_manifest(sess.manifest)
+        new_text = moves.edit_pins(sess.manifest, text, {dep: new})
+        if not no_checkout:
+            result = run_checkout(
+                sess.manifest, (moved,), sess.runner, options, sess.note, lock_timeout
+            )
+            if result.failures:
+                left = f"{sess.manifest.path.name} was left unchanged: "
+                return report_failures(result, after=left)
+        gitlink = moves.root_gitlink(sess.runner, sess.manifest, dep)
+        moves.write_manifest(sess.manifest, raw, new_text)
+        sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
+        if gitlink is not None:
+            moves.stage_gitlink(sess.runner, sess.manifest, dep, new)
+            sess.note(f"{dep.name}: staged the gitlink {dep.path} at {new[:12]}")
+        if do_commit:
+            links = {dep.path: new} if gitlink is not None else {}
+            sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
+            console.result(
+                f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}"
+            )
+        return 0
+
+
+def report_failures(result: Result, after: str = "") -> int:
+    """Print a checkout's failures; return its exit code."""
+    for error in result.failures.values():
+        console.message(error.render())
+    if after:
+        console.message(f"qola: the checkout failed; {after}nothing was committed")
+    return result.exit_code

@@ -1,0 +1,53 @@
+"""`qola checkout`: bring every dependency (or the names given) to its pin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qola import console
+from qola.session import Common, finite, session, write_cmake
+
+
+def checkout(
+    common: Common,
+    offline: bool,
+    force: bool,
+    jobs: int,
+    cache: Path | None,
+    cmake_out: Path | None,
+    lock_timeout: float,
+    fetch_timeout: float,
+) -> int:
+    """Check out, report each dependency in manifest order, and return the exit code."""
+    from qola.checkout import checkout as run_checkout
+    from qola.plan import Options
+
+    with session(common) as sess:
+        sess.runner.timeout = finite(fetch_timeout)
+        options = Options(offline, force, jobs, cache.absolute() if cache else None)
+        result = run_checkout(
+            sess.manifest, sess.deps, sess.runner, options, sess.note, lock_timeout
+        )
+        for dep in sess.deps:
+            outcome = result.outcomes.get(dep.name)
+            if outcome is not None:
+                for note in outcome.notes:
+                    (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
+            if dep.name in result.failures:
+                continue
+            what = "; ".join(outcome.actions) if outcome and outcome.actions else "up to date"
+            state = result.states.get(dep.name)
+            if state is not None and state.overridden:
+                what = f"overridden by {state.worktree}"
+            console.result(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
+        for dep in sess.deps:  # in manifest order, however --jobs finished them
+            if dep.name in result.failures:
+                console.message(result.failures[dep.name].render())
+        if result.failures:
+            failed = ", ".join(result.failures)
+            console.message(
+                f"qola: {len(result.failures)} of {len(sess.deps)} dependencies failed: {failed}"
+            )
+        if result.exit_code == 0 and cmake_out is not None:
+            write_cmake(cmake_out, sess)
+        return result.exit_code

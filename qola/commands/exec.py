@@ -1,0 +1,26 @@
+"""`qola exec -- CMD...`: run a command under the safe.directory shim."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from qola.errors import UsageError
+from qola.session import Common, session
+
+
+def exec_(common: Common, command: tuple[str, ...]) -> int:
+    """Run command with the shim trusting every dependency; return its exit code."""
+    from qola.observe import observe
+
+    with session(common) as sess:
+        for dep in sess.deps:
+            state = observe(sess.manifest, dep, sess.runner)
+            sess.env.add(state.worktree)
+            for top in state.submodules or ():
+                sess.env.add(*(state.worktree / sub.path for sub in top.walk()))
+        try:
+            proc = subprocess.run(list(command), env={**os.environ, **sess.env}, check=False)
+        except OSError as error:
+            raise UsageError(command[0], f"cannot run it: {error.strerror}") from None
+    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode

@@ -1,0 +1,32 @@
+"""`qola freeze [NAME...]`: rewrite pins to the commits checked out now."""
+
+from __future__ import annotations
+
+from qola import console
+from qola.session import Common, session
+
+
+def freeze(common: Common, dry_run: bool) -> int:
+    """Rewrite pins (all, or the names given) to what is checked out, in full."""
+    from qola import bump as moves
+
+    with session(common) as sess:
+        changes = {}
+        for dep in sess.deps:
+            head = moves.current_head(sess.runner, sess.manifest, dep)
+            if head != dep.commit or dep.abbreviated_from:
+                changes[dep] = head
+                console.result(f"{dep.name} {dep.commit[:12]} -> {head[:12]}")
+        if not changes:
+            console.result("every pin already matches what is checked out")
+            return 0
+        if dry_run:
+            console.result("dry run: nothing was written")
+            return 0
+        raw, text = moves.read_manifest(sess.manifest)
+        gitlinks = {dep: moves.root_gitlink(sess.runner, sess.manifest, dep) for dep in changes}
+        moves.write_manifest(sess.manifest, raw, moves.edit_pins(sess.manifest, text, changes))
+        for dep, sha in changes.items():
+            if gitlinks[dep] is not None:
+                moves.stage_gitlink(sess.runner, sess.manifest, dep, sha)
+        return 0

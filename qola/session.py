@@ -1,0 +1,95 @@
+"""What every command that reads a manifest starts from: the options, the manifest, git."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qola import console
+
+if TYPE_CHECKING:
+    from qola.git import Runner
+    from qola.manifest import Dep, Manifest
+    from qola.shim import Shim
+
+
+@dataclass(frozen=True)
+class Common:
+    """The options every command that reads a manifest takes."""
+
+    manifest: Path
+    root: Path | None
+    safe_directory: str
+    verbose: bool
+    quiet: bool
+    names: tuple[str, ...]
+
+
+@dataclass
+class Session:
+    """A loaded manifest, the selected deps and a git runner, for one command."""
+
+    manifest: Manifest
+    deps: tuple[Dep, ...]
+    runner: Runner
+    common: Common
+    env: Shim  # git's environment overlay: the safe.directory shim
+
+    def note(self, message: str) -> None:
+        """A note for people, unless --quiet."""
+        if not self.common.quiet:
+            console.message(f"qola: {message}")
+
+    def debug(self, message: str) -> None:
+        """A detail for -v."""
+        if self.common.verbose:
+            console.message(f"qola: {message}")
+
+
+@contextmanager
+def session(common: Common, resolve_pins: bool = True) -> Iterator[Session]:
+    """Load the manifest, select deps, and run git under the safe.directory shim.
+
+    resolve_pins=False leaves abbreviated legacy pins as written (no checkout is read).
+    """
+    from qola import git, manifest, pins
+    from qola.shim import install_signal_handlers, shim
+
+    git.scrub_environment()
+    loaded = manifest.load(common.manifest, common.root)
+    deps = loaded.select(common.names)
+    restore_signals = install_signal_handlers()
+    try:
+        with shim(common.safe_directory, [loaded.root]) as env:
+            for dep in deps:
+                env.add_clone_source(dep.url, loaded.root)
+            # The shim trusts each repository at the moment qola first runs git in it.
+            runner = git.Runner(env=env, trust=lambda path: env.add(path))
+            sess = Session(loaded, deps, runner, common, env)
+            for warning in loaded.warnings:
+                console.message(f"qola: warning: {warning}")
+            if resolve_pins:
+                sess.deps = pins.resolve(loaded, sess.deps, runner)
+            try:
+                yield sess
+            finally:
+                for line in runner.log:
+                    sess.debug(f"ran: {line}")
+    finally:
+        restore_signals()
+
+
+def finite(seconds: float) -> float | None:
+    """A timeout for the Runner: None for infinity."""
+    return None if seconds == float("inf") else seconds
+
+
+def write_cmake(path: Path, sess: Session) -> None:
+    """The CMake results file for the session's deps (with a stamp when one can be proven)."""
+    from qola import stamp
+    from qola.cmake_out import write_for
+
+    write_for(path, sess.manifest, sess.deps, stamp.proven(sess.manifest, sess.deps))
