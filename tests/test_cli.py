@@ -98,18 +98,6 @@ def test_leaked_git_dir_is_ignored(pinned_clean, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_demo_runs_offline_end_to_end(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "qola", "demo", str(tmp_path / "demo")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "$ qola checkout" in proc.stdout and "$ qola verify" in proc.stdout
-    assert "# done" in proc.stdout
-
-
 def test_demo_refuses_non_empty_folder(tmp_path, run_qola):
     (tmp_path / "keep.txt").write_text("mine")
     res = run_qola("demo", str(tmp_path))
