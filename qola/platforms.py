@@ -2,9 +2,9 @@
 
 qola locks with fcntl.flock, which Windows does not have: there `import fcntl`
 (and, before it, the POSIX-only parts of the standard library qola uses) would
-end in a traceback half-way through a command. The entry points (qola/noop.py's main, `python -m qola.cli`)
-call require_supported() before importing anything else of qola's, so Windows
-gets one clear message and exit 2 instead.
+end in a traceback half-way through a command. The entry points (the main of
+qola/noop.py, and `python -m qola.cli`) call require_supported() before they
+import anything else of qola's, so Windows gets one clear message and exit 2.
 """
 
 from __future__ import annotations
