@@ -389,7 +389,8 @@ def status(common: Common) -> None:
             )
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
-            click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+            cells = zip(row, widths, strict=True)
+            click.echo("  ".join(cell.ljust(w) for cell, w in cells).rstrip())
         sys.exit(0 if report.ok else 1)
 
 
