@@ -10,19 +10,24 @@ import anything else of qola's, so Windows gets one clear message and exit 2.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from qola.errors import UsageError
+if TYPE_CHECKING:
+    from qola.errors import UsageError
 
 
 def unsupported(platform: str) -> UsageError | None:
     """The error to stop with on `platform` (a sys.platform value), or None where qola runs."""
-    if platform == "win32":
-        return UsageError(
-            "qola",
-            "Windows is not supported: qola runs on Linux and macOS",
-            "run it in WSL or in a Linux container",
-        )
-    return None
+    if platform != "win32":
+        return None
+    # Imported here: every entry point, the no-op included, runs this check first.
+    from qola.errors import UsageError
+
+    return UsageError(
+        "qola",
+        "Windows is not supported: qola runs on Linux and macOS",
+        "run it in WSL or in a Linux container",
+    )
 
 
 def require_supported(platform: str = sys.platform) -> None:
