@@ -568,6 +568,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     work = Path(tempfile.mkdtemp(prefix="qola-bench-"))
     bench = Bench(args, work)
     facts = bench.results.facts
+    # An unpacked sdist is no git checkout: its commit is unknown, not an error.
+    checkout = (Path(args.qola) / ".git").exists()
     facts.update(
         date=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         loadavg_start=os.getloadavg(),
@@ -575,12 +577,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         python=platform.python_version(),
         git=bench.git(work, "version"),
         qola=bench.git.run(work, sys.executable, "-c", "import qola; print(qola.__file__)"),
-        qola_commit=bench.git(args.qola, "rev-parse", "HEAD"),
+        qola_commit=bench.git(args.qola, "rev-parse", "HEAD") if checkout else None,
         qola_dirty=bool(
             bench.git(
                 args.qola, "status", "--porcelain", "--untracked-files=no", "--", "qola", "cmake"
             )
-        ),
+        )
+        if checkout
+        else None,
         quick=args.quick,
         repeat=args.repeat,
         cold_repeat=args.cold_repeat,

@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 
 if __name__ == "__main__":
+    from qola.platforms import require_supported
+
+    require_supported()
     # `python -m qola.cli checkout` is what CMake runs at every configure: a checkout with
     # nothing to do is answered from files before click is even imported (qola/noop.py).
     from qola.noop import answer

@@ -40,7 +40,9 @@ message(STATUS "lib is at ${QOLA_LIB_SHA} in ${QOLA_LIB_SOURCE_DIR}")
 
 def run(folder: Path | None, echo: Callable[[str], None]) -> int:
     """Build the demo in folder and walk through it; returns the exit code."""
-    base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="qola-demo-"))
+    # Absolute, because git takes a local submodule URL as a path only when it is absolute
+    # or starts with ./ or ../ (`git submodule add d/upstream/nested` is refused).
+    base = Path(folder).absolute() if folder else Path(tempfile.mkdtemp(prefix="qola-demo-"))
     base.mkdir(parents=True, exist_ok=True)
     if any(base.iterdir()):
         from qola.errors import UsageError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 import tomli_w
 
@@ -12,8 +12,7 @@ from qola.errors import ManifestError
 from qola.manifest import SCHEMA
 
 # (name, path, url, commit); a url of None is left out and comes from .gitmodules at load.
-# Optional, not `X | None`: this alias is evaluated at run time, and Python 3.9 has no `|`.
-Submodule = tuple[str, str, Optional[str], str]
+Submodule = tuple[str, str, str | None, str]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")  # the rule of manifest._check_name
 _HEADER = "# Pins of this project's git dependencies; `qola bump NAME` moves one.\n"

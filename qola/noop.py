@@ -60,6 +60,9 @@ _BOOLEAN_WORDS = {"", "1", "0", "true", "false", "t", "f", "yes", "no", "y", "n"
 
 def main() -> None:
     """The console script: answer a no-op checkout here, else run the full command line."""
+    from qola.platforms import require_supported
+
+    require_supported()
     answer(sys.argv[1:])
     from qola.cli import main as full
 

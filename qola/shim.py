@@ -30,10 +30,10 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import Any, Callable, Union
+from typing import Any, Union
 from urllib.parse import unquote
 
 from qola.errors import UsageError

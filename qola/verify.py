@@ -223,7 +223,7 @@ def _check_series(
     on_head = [name for _, name in found]
     changed = []
     if on_head == names:
-        pairs = zip([sha for sha, _ in found], applied.chain)
+        pairs = zip([sha for sha, _ in found], applied.chain, strict=False)
         changed = [names[i] for i, (a, b) in enumerate(pairs) if a != b][:1]
     described = patches.describe(on_head, names, changed)
     return False, Problem(PATCHES, f"the applied patches differ: {described}")

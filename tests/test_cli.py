@@ -56,7 +56,10 @@ def test_unknown_option_exits_2_and_changes_nothing(pinned_clean, run_qola):
     before = snapshot(pinned_clean.root)
     res = run_qola("checkout", "--no-such-option", "-m", str(pinned_clean.manifest))
     assert res.exit_code == 2
-    assert "Error: No such option '--no-such-option'" in res.stderr
+    # click's own words: "No such option: --x" before click 8.4, "No such option '--x'." since.
+    assert res.stderr.endswith(
+        ("Error: No such option: --no-such-option\n", "Error: No such option '--no-such-option'.\n")
+    )
     assert snapshot(pinned_clean.root) == before
 
 
@@ -96,18 +99,6 @@ def test_leaked_git_dir_is_ignored(pinned_clean, tmp_path):
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def test_demo_runs_offline_end_to_end(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "qola", "demo", str(tmp_path / "demo")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "$ qola checkout" in proc.stdout and "$ qola verify" in proc.stdout
-    assert "# done" in proc.stdout
 
 
 def test_demo_refuses_non_empty_folder(tmp_path, run_qola):

@@ -171,7 +171,7 @@ def test_stamp_skips_an_overridden_dependency(tmp_path: Path, upstream: Upstream
     assert not [p for p in paths if p.startswith(elsewhere.as_posix())]
     # Only where its folder leads (the manifest checks that of every dependency).
     lib = (loaded.root / "lib").as_posix()
-    pairs = list(zip(stamp[0::2], stamp[1::2]))
+    pairs = list(zip(stamp[0::2], stamp[1::2], strict=True))
     under = [(p, e.split(":")[0]) for p, e in pairs if p.startswith(lib)]
     assert under == [(lib, "realpath")]
 

@@ -1,4 +1,4 @@
-"""`checkout --jobs N` and `--cache DIR` (DESIGN §3), with real clones."""
+"""`checkout --jobs N` and `--cache DIR`, with real clones."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The manifest: the examples load, and every rule of DESIGN §1 holds, as users see it."""
+"""The manifest: the examples load, and every rule of docs/manifest.md holds, as users see it."""
 
 from __future__ import annotations
 

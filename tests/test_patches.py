@@ -1,4 +1,4 @@
-"""Patch series on top of a pin (DESIGN §7), applied for real with git."""
+"""Patch series on top of a pin, applied for real with git."""
 
 from __future__ import annotations
 

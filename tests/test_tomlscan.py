@@ -110,7 +110,7 @@ def test_set_pin_changes_only_the_pin(extra: dict[str, Any], name: str, literal:
         text = text.replace(f'"{OLD}"', f"'{OLD}'")
     new_text = set_pin(text, f"deps.{name}.commit", NEW)
     assert len(new_text) == len(text)
-    assert sum(a != b for a, b in zip(text, new_text)) <= len(NEW)
+    assert sum(a != b for a, b in zip(text, new_text, strict=True)) <= len(NEW)
     expected = {**extra, "deps": {name: {"commit": NEW}, "other": {"commit": OLD}}}
     if name == "other":
         expected["deps"] = {"other": {"commit": NEW}}

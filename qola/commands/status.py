@@ -30,5 +30,6 @@ def status(common: Common) -> int:
             )
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
-            console.result("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+            cells = zip(row, widths, strict=True)
+            console.result("  ".join(cell.ljust(w) for cell, w in cells).rstrip())
         return 0 if report.ok else 1
