@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from glob import escape as glob_escape
 from pathlib import Path
 
-from qola import cache, gitfiles, patches, recovery
+from qola import cache, gitfiles, names, patches, recovery
 from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner, command_error
 from qola.manifest import Dep
@@ -179,8 +179,8 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
-            "run once without --offline, or point QOLA_SOURCE_DIR_"
-            f"{dep.name.upper()} at a local copy",
+            f"run once without --offline, or point {names.override_variable(dep.name)} "
+            "at a local copy",
         )
     mirror = None
     if options.cache is not None:

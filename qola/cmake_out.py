@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from qola import stamp
+from qola import names, stamp
 from qola.errors import ManifestError, UsageError
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 # whenever the meaning of the stamp entries changes.
 FORMAT = 1
 
-_NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
 # Characters that CMake's list syntax would split on or group by: a stamp path
 # holding one cannot be checked reliably, so such a tree gets no stamp.
 _LIST_UNSAFE = re.compile(r"[;\[\]\\\x00-\x1f\x7f]")
@@ -61,9 +60,7 @@ class CMakeResult:
     source_dir: Path  # absolute: the checkout, or its QOLA_SOURCE_DIR_<NAME> override
 
 
-def cmake_name(name: str) -> str:
-    """The NAME in QOLA_<NAME>_SHA and QOLA_SOURCE_DIR_<NAME>: upper case, others → `_`."""
-    return _NOT_IDENTIFIER.sub("_", name).upper()
+cmake_name = names.variable_name  # the NAME in QOLA_<NAME>_SHA and QOLA_SOURCE_DIR_<NAME>
 
 
 def cmake_quote(value: str) -> str:

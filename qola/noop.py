@@ -180,7 +180,8 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
     from qola import stamp
     from qola.errors import QolaError
     from qola.manifest import load
-    from qola.observe import observe, override_variable
+    from qola.names import override_variable
+    from qola.observe import observe
 
     manifest_path = Path(invocation["manifest"])
     cmake_out = invocation["cmake_out"]
