@@ -13,17 +13,15 @@ mtime of an unchanged result never moves.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from qola import names, stamp
+from qola import names, stamp, store
 from qola.errors import ManifestError, UsageError
 
 if TYPE_CHECKING:
@@ -214,12 +212,4 @@ def _cmake_list(items: Iterable[str]) -> str:
 
 def _write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    store.write_file(path, text.encode("utf-8"), path.parent)

@@ -383,15 +383,10 @@ def _read_trusted(folder: Path) -> list[str]:
 
 def _write(path: Path, text: str) -> None:
     """Replace path atomically with a 0600 file: git never reads half a file."""
+    from qola import store
+
     # os.fsencode keeps bytes of non-UTF-8 paths exactly (surrogateescape).
-    data = os.fsencode(text)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o600)  # whatever the umask
-        handle.write(data)
-    os.replace(tmp, path)
+    store.write_file(path, os.fsencode(text), path.parent, mode=0o600)
 
 
 @contextlib.contextmanager
@@ -402,7 +397,9 @@ def _file_lock(path: Path) -> Iterator[None]:
         return
     import fcntl
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    from qola import store
+
+    fd = store.open_lock(path, mode=0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -10,6 +10,8 @@ import procs
 import pytest
 from repos import git, head, large_project, temp_clones
 
+from qola.lock import lock_path
+
 
 def _clone_started(root: Path) -> bool:
     return bool(temp_clones(root))
@@ -141,7 +143,7 @@ def test_signal_mid_checkout_cleans_up_then_rerun_finishes(
     if signum == signal.SIGINT:
         assert stderr.endswith("qola: interrupted\n")
     assert list(private_tmp.iterdir()) == []  # the shim is gone
-    assert (root / ".git" / "qola.lock").read_bytes() == b""  # the lock record too
+    assert lock_path(root).read_bytes() == b""  # the lock record too
     assert head(lib) == large_upstream.big_a  # stopped half-way
     rerun = procs.run("checkout", "-m", str(manifest))
     assert rerun.returncode == 0, rerun.stderr
