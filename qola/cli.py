@@ -449,6 +449,8 @@ def bump(
         move = pins.describe(sess.runner, move, worktree, allow_downgrade)
         if move.old == move.new:
             click.echo(f"{dep.name} is already at {new[:12]} ({move.ref})")
+            if do_commit and not dry_run:
+                _finish_bump_commit(sess, pins, move, worktree)
             return
         click.echo(move.headline())
         for line in move.log:
@@ -471,13 +473,26 @@ def bump(
         gitlink = pins.root_gitlink(sess.runner, sess.manifest, dep)
         pins.write_manifest(sess.manifest, raw, new_text)
         sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
-        if gitlink is not None:
+        if gitlink is not None and not do_commit:  # a commit stages it with the manifest
             pins.stage_gitlink(sess.runner, sess.manifest, dep, new)
             sess.note(f"{dep.name}: staged the gitlink {dep.path} at {new[:12]}")
         if do_commit:
             links = {dep.path: new} if gitlink is not None else {}
             sha = pins.commit(sess.runner, sess.manifest, move.message(), links)
             click.echo(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}")
+
+
+def _finish_bump_commit(sess: Session, pins: Any, move: Any, worktree: Path) -> None:
+    """Commit a pin an earlier `bump --commit` wrote but did not commit (killed between)."""
+    dep = move.dep
+    committed = pins.committed_pin(sess.runner, sess.manifest, dep)
+    if committed is None or committed == move.new:
+        return
+    move = pins.describe(sess.runner, pins.Move(dep, committed, move.new, move.ref), worktree, True)
+    links = {dep.path: move.new} if pins.root_gitlink(sess.runner, sess.manifest, dep) else {}
+    sha = pins.commit(sess.runner, sess.manifest, move.message(), links)
+    sess.note(f"{dep.name}: the manifest pinned {move.new[:12]} but HEAD did not: committing it")
+    click.echo(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {move.new[:7]}")
 
 
 def _finite(seconds: float) -> float | None:
