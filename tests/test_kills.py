@@ -333,3 +333,30 @@ def test_sigkill_inside_force_reset_is_repaired_by_the_next_plain_run(
     [first, *_] = sorted(git(lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/big"
                              ).split())  # fmt: skip
     assert git(lib, "show", f"{first}:data/0100.bin") == "my edit of 0100.bin"
+
+
+@pytest.mark.parametrize("content", [b"not json\n", b"", b'{"pid": 1}\n', b'{"started": "nan"}\n'])
+def test_a_move_record_qola_cannot_read_stops_the_run_and_removes_nothing(
+    content, behind_pin, run_qola
+):
+    from repos import snapshot
+
+    from qola import gitfiles
+
+    gitdir = gitfiles.git_dir(behind_pin.lib)
+    assert gitdir is not None
+    marker = store.moving_marker(gitdir)
+    marker.parent.mkdir(exist_ok=True)
+    marker.write_bytes(content)
+    (gitdir / "index.lock").write_text("")  # someone's git may be running: not qola's to remove
+    before = snapshot(behind_pin.root)
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 3
+    assert f"qola: {behind_pin.lib}: found {marker}, but " in res.stderr
+    assert "qola will not guess what the run that left it was doing, so it removes nothing\n" in (
+        res.stderr
+    )
+    assert f"hint: check the repository (git -C {behind_pin.lib} status), remove {marker}, " in (
+        res.stderr
+    )
+    assert snapshot(behind_pin.root) == before
