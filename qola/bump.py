@@ -14,7 +14,7 @@ from qola import edit, gitconfig, gitfiles, patches
 from qola.errors import GitError, UsageError
 from qola.git import Runner, command_error
 from qola.init_manifest import render_init
-from qola.manifest import Dep, Manifest
+from qola.manifest import BOM, Dep, Manifest
 from qola.observe import has_commit, head_sha, index_gitlinks
 
 if sys.version_info >= (3, 11):
@@ -191,9 +191,9 @@ def describe(runner: Runner, move: Move, worktree: Path, allow_downgrade: bool) 
 
 
 def read_manifest(manifest: Manifest) -> tuple[bytes, str]:
-    """The manifest's bytes and text, read once for an edit."""
+    """The manifest's bytes and text (less a byte order mark), read once for an edit."""
     raw = manifest.path.read_bytes()
-    return raw, raw.decode("utf-8")
+    return raw, raw.decode("utf-8").removeprefix(BOM)
 
 
 def edit_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
@@ -205,6 +205,8 @@ def edit_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
 
 def write_manifest(manifest: Manifest, raw: bytes, new_text: str) -> None:
     """Write the edited manifest atomically, refusing if the file changed since it was read."""
+    if raw.startswith(BOM.encode()):
+        new_text = BOM + new_text  # kept byte for byte, as every other byte of the file
     edit.write_atomically(manifest.path, new_text, raw)
 
 
