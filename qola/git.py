@@ -42,6 +42,23 @@ LEAKED_VARIABLES = (
 _HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 _DUBIOUS = "detected dubious ownership"
+# Git's stderr is shown whole up to _MOST_LINES lines; longer, its first and last lines.
+_MOST_LINES = 20
+_FIRST_LINES = 8
+_LAST_LINES = 3
+# Failures of the machine rather than of git: what git's messages say (strerror() words,
+# or git's own "Out of diskspace" from write_or_die), the cause named, and what to do.
+_CAUSES = (
+    (("No space left on device", "Out of diskspace"), "No space left on device",
+     "free some space on the disk that holds the dependency (and its git dir), then run "
+     "again: what was half-written is redone"),
+    (("Disk quota exceeded",), "Disk quota exceeded",
+     "free some space within your disk quota, then run again"),
+    (("Read-only file system",), "Read-only file system",
+     "check out on a writable file system, or mount it writable"),
+    (("Too many open files",), "Too many open files",
+     "raise the limit on open files (ulimit -n), then run again"),
+)  # fmt: skip
 
 
 def scrub_environment(environ: os._Environ[str] | dict[str, str] = os.environ) -> None:
@@ -139,15 +156,26 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
             "the remote may be unreachable or hanging",
             "check the URL and the network, or raise --fetch-timeout (env QOLA_FETCH_TIMEOUT)",
         )
-    stderr = out.stderr.strip() or "(no output)"
-    indented = "\n".join("    " + line for line in stderr.splitlines())
+    lines = out.stderr.strip().splitlines() or ["(no output)"]
+    if len(lines) > _MOST_LINES:
+        # A full disk during a clone makes git print one line per file: thousands.
+        hidden = len(lines) - _FIRST_LINES - _LAST_LINES
+        lines = [*lines[:_FIRST_LINES], f"... ({hidden:,} more lines) ...", *lines[-_LAST_LINES:]]
+    problem = f"`{shown}` failed with exit code {out.status}:\n" + "\n".join(
+        "    " + line for line in lines
+    )
     hint = None
-    if _DUBIOUS in out.stderr:
+    found = [(cause, advice) for words, cause, advice in _CAUSES
+             if any(word in out.stderr for word in words)]  # fmt: skip
+    if found:
+        cause, hint = found[0]
+        problem += f"\nthe cause: {cause}"
+    elif _DUBIOUS in out.stderr:
         hint = (
             "the repository belongs to another user; run qola with "
             "--safe-directory scoped (the default) or all"
         )
-    return GitError(subject, f"`{shown}` failed with exit code {out.status}:\n{indented}", hint)
+    return GitError(subject, problem, hint)
 
 
 def _execute(
