@@ -3,8 +3,10 @@
 Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
 hook or fsmonitor command of a dependency ever runs, and `-C <dir>`, so the
 folder is explicit (GitPython falls back to the current folder when the one
-it is given cannot be entered). Callers put `--end-of-options` or `--` before
-every value that comes from a manifest.
+it is given cannot be entered). Every other command the repository's own
+config names (filters, textconv, credential helpers, ssh, pager ...) is
+overridden on the way in (qola/repoconfig.py). Callers put `--end-of-options`
+or `--` before every value that comes from a manifest.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from qola.errors import GitError, UsageError
+from qola.repoconfig import Guard
 
 MIN_VERSION = (2, 32)  # GIT_CONFIG_GLOBAL, which the safe.directory shim needs
 
@@ -86,6 +89,10 @@ class Runner:
     log: list[str] = field(default_factory=list)
     _version_checked: bool = False
     _trusted: set[Path] = field(default_factory=set)
+    _guard: Guard = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._guard = Guard(self.env)
 
     def run(
         self,
@@ -105,9 +112,11 @@ class Runner:
         if self.trust is not None and cwd not in self._trusted and is_repository(cwd):
             self._trusted.add(cwd)
             self.trust(cwd)
+        # The repository's own commands: overridden, or (UnsafeConfigError) nothing runs.
+        neutral = self._guard.overrides(cwd)
         command = ["git", "-C", str(cwd), *_HARDENING, *args]
         self.log.append(" ".join(["git", *args]))
-        full_env = {**self._environment(), **(env or {})}
+        full_env = {**self._environment(), **(env or {}), **neutral}
         full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
         limit = self.timeout if network else None
         started = time.monotonic()

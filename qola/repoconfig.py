@@ -1,0 +1,389 @@
+"""Commands a repository's own config would make git run, overridden before git runs there.
+
+A repository's config (`.git/config`, `config.worktree`, whatever they include)
+can name programs git runs: a clean or smudge filter, a textconv, a credential
+helper, an ssh command, a pager ... In a dependency, or in a tree another user
+owns (the safe.directory shim makes git accept it, and qola may run as root),
+that config is not the user's to trust. So before git runs in a repository,
+qola reads that config (and that of every nested submodule git may enter,
+recursively) in Python, and for each such setting it finds, passes the same
+key on git's command line (GIT_CONFIG_COUNT/KEY/VALUE: the command scope, read
+after every file and handed down to the nested submodules' git processes).
+The value is the user's own, from the system and global config and the
+environment, when they set one (their LFS filter or credential helper keeps
+working), else one that git 2.39's source shows to disable the setting.
+
+Two settings cannot be overridden that way and stop the run instead (exit 3):
+`remote.<name>.uploadpack` (git takes the first value it reads, and local
+config comes before the command line) and a `core.worktree` leading out of
+the repository's folder (git would write the files of a checkout there).
+
+The result is cached per repository, keyed by the stat of every file and
+folder it was read from: it adds no git process, and nothing at all to the
+no-op path, which runs no git.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qola import gitconfig, gitfiles
+from qola.errors import GitError
+from qola.gitconfig import Entry
+
+# Settings whose value is a command (or a program git runs), by (section, key), with the
+# value that disables each when the user has none of their own. Checked in git 2.39.5:
+_NEUTRAL = {
+    # convert.c apply_filter(): an empty clean/smudge/process command is skipped ...
+    ("filter", "clean"): "",
+    ("filter", "smudge"): "",
+    ("filter", "process"): "",
+    # ... but a filter that is `required` and did not run is an error: not required.
+    ("filter", "required"): "false",
+    # userdiff.c/diff.c: an empty textconv or external diff is run as "", which fails
+    # to start: nothing runs (and a diff needing it fails).
+    ("diff", "textconv"): "",
+    ("diff", "command"): "",
+    ("diff", "external"): "",
+    ("merge", "driver"): "",  # ll-merge.c: the empty command line fails to start
+    ("core", "pager"): "cat",  # pager.c: "cat" (or "") means no pager
+    ("pager", "*"): "false",  # pager.<cmd>: a boolean false means no pager
+    ("core", "editor"): ":",  # editor.c: ":" is never run
+    ("sequence", "editor"): ":",
+    ("core", "alternaterefscommand"): "",  # object-file.c: fails to start, no refs read
+    ("interactive", "difffilter"): "",
+    ("gpg", "program"): "gpg",  # gpg-interface.c: the built-in programs
+    ("gpg", "openpgp.program"): "gpg",
+    ("gpg", "x509.program"): "gpgsm",
+    ("gpg", "ssh.program"): "ssh-keygen",
+    ("gpg", "ssh.defaultkeycommand"): '""',  # split into one empty word: fails to start
+    # Programs of commands qola never runs; overridden all the same, as they cost nothing.
+    ("difftool", "cmd"): "",
+    ("mergetool", "cmd"): "",
+    ("man", "cmd"): "",
+    ("browser", "cmd"): "",
+    ("guitool", "cmd"): "",
+}
+# Defaults of protocol.<name>.allow (transport.c get_protocol_config); others: "user".
+_PROTOCOL_DEFAULTS = {"http": "always", "https": "always", "git": "always", "ssh": "always",
+                      "ext": "never"}  # fmt: skip
+_HELPER = ("credential", "helper")
+_MAX_DEPTH = 16  # nested submodules deeper than this are not looked for
+
+
+class UnsafeConfigError(GitError):
+    """A repository's own config names a command qola cannot override: nothing is run."""
+
+
+@dataclass
+class _Known:
+    """What was worked out from some config files, and the files and folders it came from."""
+
+    watched: tuple[str, ...]
+    stats: tuple[object, ...]
+    also: tuple[object, ...]  # whatever else it depends on
+    value: object
+
+    def holds(self, also: tuple[object, ...]) -> bool:
+        return self.also == also and _signature(self.watched) == self.stats
+
+
+@dataclass
+class Guard:
+    """The overrides for each repository a Runner runs git in (cached, thread-safe)."""
+
+    env: Mapping[str, str] = field(default_factory=dict)  # the Runner's overlay (the shim)
+    _cache: dict[str, _Known] = field(default_factory=dict)
+    _user: _Known | None = None
+    _generation: int = 0  # of the user's config read last: what each repository's depends on
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def overrides(self, cwd: Path) -> dict[str, str]:
+        """Environment variables that neutralise cwd's own commands (GitError if it cannot)."""
+        found = _repository(cwd)
+        if found is None:
+            return {}
+        gitdir, worktree = found
+        key = f"{os.path.realpath(gitdir)}\0{cwd}"
+        with self._lock:
+            user = self._user_entries()
+            known = self._cache.get(key)
+            if known is not None and known.holds((self._generation,)):
+                return known.value  # type: ignore[return-value]
+            visit = _Visit(os.environ.get("HOME"))
+            visit.repository(gitdir, worktree, 0)
+            result = _neutralise(cwd, visit.entries, user)
+            watched = tuple(visit.watched)
+            self._cache[key] = _Known(watched, _signature(watched), (self._generation,), result)
+            return result
+
+    def _user_entries(self) -> list[Entry]:
+        """The user's own config: system, global (with includes) and the environment."""
+        paths = _user_files(self.env)
+        env_entries = _environment_entries()
+        also = (tuple(paths), tuple(env_entries))
+        if self._user is not None and self._user.holds(also):
+            return self._user.value  # type: ignore[return-value]
+        files_read: list[str] = list(paths)
+        entries: list[Entry] = []
+        for path in paths:
+            try:
+                entries += gitconfig.read(path, os.environ.get("HOME"), files_read)
+            except gitconfig.UnreadableConfig:
+                continue  # the user's own file: git will say what is wrong with it
+        watched = tuple(files_read)
+        self._user = _Known(watched, _signature(watched), also, entries + env_entries)
+        self._generation += 1
+        return entries + env_entries
+
+
+def _repository(cwd: Path) -> tuple[Path, Path | None] | None:
+    """(git dir, work tree) of the repository git finds at cwd (bare: no work tree)."""
+    gitdir = gitfiles.git_dir(cwd)
+    if gitdir is not None:
+        return gitdir, cwd
+    if os.path.isfile(os.path.join(cwd, "HEAD")) and os.path.isdir(os.path.join(cwd, "objects")):
+        return cwd, None
+    return None
+
+
+class _Visit:
+    """Reads the config of a repository and of every nested one git may run in."""
+
+    def __init__(self, home: str | None) -> None:
+        self.home = home
+        self.entries: list[tuple[Entry, Path]] = []  # (entry, the git dir whose config it is)
+        self.watched: list[str] = []  # every file and folder looked at, for the cache
+        self._seen: set[str] = set()
+
+    def repository(self, gitdir: Path, worktree: Path | None, depth: int) -> None:
+        real = os.path.realpath(gitdir)
+        if real in self._seen or depth > _MAX_DEPTH:
+            return
+        self._seen.add(real)
+        common = gitfiles.common_dir(gitdir)
+        for path in (os.path.join(common, "config"), os.path.join(gitdir, "config.worktree")):
+            try:
+                entries = gitconfig.read(path, self.home, self.watched)
+            except gitconfig.UnreadableConfig as error:
+                raise UnsafeConfigError(
+                    str(worktree or gitdir),
+                    f"cannot read the repository's config {error.path}: {error.why}",
+                    "qola reads a repository's config before git runs there; fix or remove it",
+                ) from None
+            self.entries += [(entry, gitdir) for entry in entries]
+        self._modules(Path(common) / "modules", depth)
+        if worktree is not None:
+            self._work_tree(worktree, depth)
+
+    def _modules(self, folder: Path, depth: int) -> None:
+        """The submodules' git dirs below <git dir>/modules (names may hold slashes)."""
+        self.watched.append(str(folder))
+        try:
+            children = sorted(entry.path for entry in os.scandir(folder) if entry.is_dir())
+        except OSError:
+            return
+        for child in children:
+            if os.path.isfile(os.path.join(child, "HEAD")):
+                self.repository(Path(child), None, depth + 1)
+            elif depth < _MAX_DEPTH:
+                self._modules(Path(child), depth + 1)
+
+    def _work_tree(self, worktree: Path, depth: int) -> None:
+        """Submodules checked out in a work tree whose git dir is elsewhere (a .git folder
+        of their own, or a .git file naming any folder)."""
+        gitmodules = os.path.join(worktree, ".gitmodules")
+        self.watched.append(gitmodules)
+        try:
+            with open(gitmodules, "rb") as handle:  # a work tree's file: as git reads it
+                text = handle.read(_MAX_GITMODULES).decode("utf-8", errors="replace")
+        except OSError:
+            return
+        for module in gitconfig.submodules(text):
+            sub = worktree / module.path
+            self.watched.append(str(sub / ".git"))
+            sub_gitdir = gitfiles.git_dir(sub)
+            if sub_gitdir is not None:
+                self.repository(sub_gitdir, sub, depth + 1)
+
+
+_MAX_GITMODULES = 16 << 20
+
+
+def _signature(paths: Iterable[str]) -> tuple[object, ...]:
+    found: list[object] = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            found.append(None)
+            continue
+        found.append((info.st_mtime_ns, info.st_size, info.st_ino, info.st_mode))
+    return tuple(found)
+
+
+def _user_files(overlay: Mapping[str, str]) -> list[str]:
+    """The user's system and global config files, as git finds them (they may not exist)."""
+    from qola.shim import user_global_configs
+
+    files = []
+    if not _is_true(os.environ.get("GIT_CONFIG_NOSYSTEM")):
+        files.append(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
+    shim_global = overlay.get("GIT_CONFIG_GLOBAL")
+    if shim_global:  # the shim's file includes the user's real global files
+        files.append(shim_global)
+    else:
+        files += [str(path) for path in user_global_configs()]
+    return files
+
+
+def _environment_entries() -> list[Entry]:
+    """GIT_CONFIG_COUNT/KEY_n/VALUE_n of the environment, as entries."""
+    entries = []
+    for key, value in environment_pairs():
+        section, _, rest = key.partition(".")
+        middle, _, name = rest.rpartition(".")
+        entries.append(Entry(section.lower(), middle or None, name.lower(), value, "environment"))
+    return entries
+
+
+def environment_pairs() -> list[tuple[str, str]]:
+    """The (key, value) pairs the environment already gives git through GIT_CONFIG_COUNT."""
+    try:
+        count = int(os.environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        return []
+    pairs = []
+    for i in range(max(count, 0)):
+        key = os.environ.get(f"GIT_CONFIG_KEY_{i}")
+        if key is None:
+            return []  # git refuses such an environment; it will say so
+        pairs.append((key, os.environ.get(f"GIT_CONFIG_VALUE_{i}", "")))
+    return pairs
+
+
+def _is_true(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _neutralise(
+    cwd: Path, local: list[tuple[Entry, Path]], user: list[Entry]
+) -> dict[str, str]:
+    """The environment that overrides every command setting in local (or raises)."""
+    pairs: dict[str, str] = {}  # key -> value, in order
+    extra: dict[str, str] = {}
+    reset_helpers = False
+
+    def users(entry: Entry) -> str | None:
+        found = None
+        for mine in user:
+            if (mine.section, mine.subsection, mine.key) == (
+                entry.section, entry.subsection, entry.key
+            ):  # fmt: skip
+                found = mine.value
+        return found
+
+    for entry, gitdir in local:
+        section, sub, key = entry.section, entry.subsection, entry.key
+        _check_unoverridable(cwd, entry, gitdir)
+        if (section, key) == _HELPER:
+            reset_helpers = True
+            continue
+        if section == "protocol" and key == "allow":
+            pairs["protocol.ext.allow"] = _user_protocol(user, "ext")
+            if sub is not None and sub != "ext":
+                pairs[entry.name] = _user_protocol(user, sub)
+            continue
+        if section == "submodule" and key == "update" and entry.value.startswith("!"):
+            pairs[entry.name] = users(entry) or "checkout"
+            continue
+        if (section, key) == ("core", "sshcommand"):
+            # GIT_SSH_COMMAND, when set, wins over any config anyway.
+            ssh = os.environ.get("GIT_SSH")
+            program = users(entry) or (shlex.quote(ssh) if ssh else "ssh")
+            pairs[entry.name] = os.environ.get("GIT_SSH_COMMAND") or program
+            continue
+        if (section, key) == ("core", "askpass"):
+            # GIT_ASKPASS, when set, wins; else git falls back on SSH_ASKPASS.
+            program = users(entry) or os.environ.get("SSH_ASKPASS", "")
+            pairs[entry.name] = os.environ.get("GIT_ASKPASS") or program
+            continue
+        if (section, key) == ("core", "gitproxy"):
+            # git takes the first value that matches the host, and local config comes
+            # before the command line: the environment variable, read first, wins.
+            extra.setdefault("GIT_PROXY_COMMAND", os.environ.get("GIT_PROXY_COMMAND", ""))
+            continue
+        neutral = _neutral(section, sub, key)
+        if neutral is not None:
+            mine = users(entry)
+            pairs[entry.name] = mine if mine is not None else neutral
+    result = dict(extra)
+    settings = list(pairs.items())
+    if reset_helpers:
+        # An empty helper empties the list so far (credential.c); then the user's own
+        # helpers, in their order and with their URL patterns, go back on.
+        helpers = [(e.name, e.value) for e in user if (e.section, e.key) == _HELPER]
+        settings = [("credential.helper", ""), *helpers, *settings]
+    if settings:
+        base = len(environment_pairs())
+        result["GIT_CONFIG_COUNT"] = str(base + len(settings))
+        for i, (key, value) in enumerate(settings, base):
+            result[f"GIT_CONFIG_KEY_{i}"] = key
+            result[f"GIT_CONFIG_VALUE_{i}"] = value
+    return result
+
+
+def _neutral(section: str, sub: str | None, key: str) -> str | None:
+    """The disabling value of a command setting; None for any other setting."""
+    if section == "pager" and sub is None:
+        return _NEUTRAL[("pager", "*")]
+    if section == "gpg" and sub is not None:
+        return _NEUTRAL.get((section, f"{sub.lower()}.{key}"))
+    if section in ("filter", "merge", "difftool", "mergetool", "man", "browser", "guitool"):
+        return _NEUTRAL.get((section, key)) if sub is not None else None
+    if section == "diff":
+        if sub is None:
+            return _NEUTRAL[("diff", "external")] if key == "external" else None
+        return _NEUTRAL.get((section, key)) if key in ("textconv", "command") else None
+    return _NEUTRAL.get((section, key)) if sub is None else None
+
+
+def _user_protocol(user: list[Entry], name: str) -> str:
+    """protocol.<name>.allow as the user's own config (alone) would have it."""
+    own = general = None
+    for entry in user:
+        if entry.section == "protocol" and entry.key == "allow":
+            if entry.subsection == name:
+                own = entry.value
+            elif entry.subsection is None:
+                general = entry.value
+    return own or general or _PROTOCOL_DEFAULTS.get(name, "user")
+
+
+def _check_unoverridable(cwd: Path, entry: Entry, gitdir: Path) -> None:
+    is_upload_pack = entry.section == "remote" and entry.key == "uploadpack"
+    if is_upload_pack and entry.value.strip() not in ("", "git-upload-pack"):
+        raise UnsafeConfigError(
+            str(cwd),
+            f"{entry.origin} sets {entry.name} = {entry.value!r}, a command git would "
+            "run when it fetches; qola runs no command from a repository's own config, "
+            "and git lets no command line override this one",
+            f"if you trust it, remove it (git config --file {entry.origin} --unset "
+            f"{entry.name}) and run again",
+        )
+    if entry.section == "core" and entry.subsection is None and entry.key == "worktree":
+        where = os.path.realpath(os.path.join(gitdir, entry.value))
+        top = os.path.realpath(cwd)
+        if os.path.commonpath([top, where]) != top:
+            raise UnsafeConfigError(
+                str(cwd),
+                f"{entry.origin} sets core.worktree = {entry.value!r}, which leads to {where}, "
+                f"out of {top}; git would write the files of a checkout there",
+                f"if that is not meant, remove it (git config --file {entry.origin} --unset "
+                "core.worktree) and run again",
+            )
