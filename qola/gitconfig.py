@@ -167,6 +167,8 @@ def _parse_header(inner: str) -> tuple[str, str | None]:
 
 
 def _parse_value(raw: str) -> str:
+    if not any(ch in raw for ch in '"\\#;'):
+        return raw.strip()  # the common case: nothing to unquote, unescape or cut off
     out: list[str] = []
     in_quotes = False
     pending_space = ""

@@ -109,7 +109,7 @@ class Guard:
         if found is None:
             return {}
         gitdir, worktree = found
-        key = f"{os.path.realpath(gitdir)}\0{cwd}"
+        key = f"{gitdir}\0{cwd}"
         with self._lock:
             user = self._user_entries()
             known = self._cache.get(key)
@@ -159,13 +159,16 @@ class _Visit:
         self.home = home
         self.entries: list[tuple[Entry, Path]] = []  # (entry, the git dir whose config it is)
         self.watched: list[str] = []  # every file and folder looked at, for the cache
-        self._seen: set[str] = set()
+        self._seen: set[tuple[int, int]] = set()  # (device, inode) of each git dir read
 
     def repository(self, gitdir: Path, worktree: Path | None, depth: int) -> None:
-        real = os.path.realpath(gitdir)
-        if real in self._seen or depth > _MAX_DEPTH:
+        try:
+            info = os.stat(gitdir)
+        except OSError:
             return
-        self._seen.add(real)
+        if (info.st_dev, info.st_ino) in self._seen or depth > _MAX_DEPTH:
+            return
+        self._seen.add((info.st_dev, info.st_ino))
         common = gitfiles.common_dir(gitdir)
         for path in (os.path.join(common, "config"), os.path.join(gitdir, "config.worktree")):
             try:
