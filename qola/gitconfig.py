@@ -43,7 +43,7 @@ def read(path: str, home: str | None, files: list[str]) -> list[Entry]:
 
 def _read(path: str, home: str | None, files: list[str], depth: int) -> list[Entry]:
     files.append(path)
-    text = _text(path)
+    text = read_text(path)
     if text is None:
         return []
     entries: list[Entry] = []
@@ -68,7 +68,7 @@ def _include_path(value: str, including: str, home: str | None) -> str | None:
     return value if os.path.isabs(value) else os.path.join(os.path.dirname(including), value)
 
 
-def _text(path: str) -> str | None:
+def read_text(path: str) -> str | None:
     """A config file's text; None when there is none. Never waits on a FIFO."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:

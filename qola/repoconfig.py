@@ -203,9 +203,10 @@ class _Visit:
         gitmodules = os.path.join(worktree, ".gitmodules")
         self.watched.append(gitmodules)
         try:
-            with open(gitmodules, "rb") as handle:  # a work tree's file: as git reads it
-                text = handle.read(_MAX_GITMODULES).decode("utf-8", errors="replace")
-        except OSError:
+            text = gitconfig.read_text(gitmodules)
+        except gitconfig.UnreadableConfig:
+            text = None  # a FIFO or such: git reads no submodules from it either
+        if text is None:
             return
         for module in gitconfig.submodules(text):
             sub = worktree / module.path
@@ -213,9 +214,6 @@ class _Visit:
             sub_gitdir = gitfiles.git_dir(sub)
             if sub_gitdir is not None:
                 self.repository(sub_gitdir, sub, depth + 1)
-
-
-_MAX_GITMODULES = 16 << 20
 
 
 def _signature(paths: Iterable[str]) -> tuple[object, ...]:

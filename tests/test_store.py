@@ -288,3 +288,22 @@ def test_a_link_at_the_cmake_results_file_is_replaced_not_followed(pinned_clean,
         assert "QOLA_LIB_SHA" in results.read_text()
         results.unlink()
         results.symlink_to(victim)
+
+
+def test_a_link_at_a_cache_mirrors_lock_is_refused_and_its_target_untouched(
+    make_project, upstream, victim, tmp_path
+):
+    """A --cache folder may be shared between users: its locks are opened like the root's."""
+    project = make_project()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    lock = store.mirror_lock(store.mirror_path(cache, str(upstream.lib)))
+    lock.symlink_to(victim)
+    proc = procs.run("checkout", "--cache", str(cache), "-m", str(project.manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert (
+        f"qola: {lock}: cannot open the cache's lock: is a symbolic link; qola writes only "
+        f"regular files of its own there\nhint: remove {lock} (qola creates it again)\n"
+    ) in proc.stderr
+    assert victim_untouched(victim)
+    assert not (project.root / "3rdparty" / "lib").exists()
