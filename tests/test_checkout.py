@@ -154,8 +154,8 @@ def test_checkout_force_saves_dirty_work_and_restores(behind_pin, upstream, run_
     assert res.exit_code == 0, res.stderr
     assert head(behind_pin.lib) == upstream.lib_tip
     assert (behind_pin.lib / "lib.txt").read_text() == "lib v4\n"
-    refs = git(behind_pin.lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/")
-    assert refs.startswith("refs/qola/backup/lib/")
+    refs = git(behind_pin.lib, "for-each-ref", "--format=%(refname)", store.BACKUP_PREFIX)
+    assert refs.startswith(store.backup_prefix("lib"))
     assert f"restore with: git -C {behind_pin.lib} stash apply {refs}" in res.stderr
     # The saved work really comes back.
     git(behind_pin.lib, "checkout", "-q", "--detach", upstream.lib_v2)
@@ -169,7 +169,7 @@ def test_checkout_force_saves_unsaved_commits(behind_pin, upstream, run_qola):
     assert res.exit_code == 0, res.stderr
     assert head(behind_pin.lib) == upstream.lib_tip
     refs = git(
-        behind_pin.lib, "for-each-ref", "--format=%(refname) %(objectname)", "refs/qola/backup/"
+        behind_pin.lib, "for-each-ref", "--format=%(refname) %(objectname)", store.BACKUP_PREFIX
     )
     assert refs.endswith(" " + sha)
     assert "saved the commits of 3rdparty/lib" in res.stderr

@@ -10,6 +10,7 @@ import procs
 import pytest
 from repos import git, head, large_project, temp_clones
 
+from qola import store
 from qola.lock import lock_path
 
 
@@ -106,7 +107,8 @@ def test_sigkill_during_a_move_then_rerun_succeeds_and_keeps_work(
             rerun.stderr
         )
         # What the dying checkout left differing from the index was saved, not dropped.
-        [saved] = git(lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/big").split()
+        prefix = store.backup_prefix("big")
+        [saved] = git(lib, "for-each-ref", "--format=%(refname)", prefix).split()
         assert saved.endswith("-interrupted")
     assert head(lib) == large_upstream.big_b
     check = procs.run("verify", "-m", str(manifest))
