@@ -230,7 +230,15 @@ class _Loader:
             return root
         if "root" in qola:
             return self._qola_root(qola["root"])
-        return repository_top(self.path.parent)
+        root = repository_top(self.path.parent)
+        inside = self._git_dir_on(os.path.realpath(root))
+        if inside is not None:  # a manifest in no work tree, inside a bare repository
+            raise ManifestError(
+                str(self.path),
+                f"its folder lies inside the git dir {inside}",
+                "keep the manifest in a work tree, or pass --root",
+            )
+        return root
 
     def _qola_root(self, value: Any) -> Path:
         """`[qola] root`: the rules of a path, but relative to the manifest's folder, where

@@ -157,3 +157,15 @@ def test_root_option_into_a_git_dir_is_refused_but_may_point_elsewhere(
     res = run_qola("checkout", "-m", str(manifest), "--root", str(elsewhere))
     assert res.exit_code == 0, res.stderr  # the command line chose: its user's call
     assert os.path.isdir(elsewhere / "attack" / ".git")
+
+
+def test_a_manifest_inside_a_bare_repository_is_refused(tmp_path, upstream, run_qola):
+    """With no work tree around it, the manifest's own folder would be the root."""
+    bare = tmp_path / "repo.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    manifest = bare / "info" / "qola.toml"
+    manifest.write_text(dep(upstream, "attack"))
+    assert refused(run_qola, manifest, bare) == (
+        f"qola: {manifest}: its folder lies inside the git dir {bare}\n"
+        "hint: keep the manifest in a work tree, or pass --root\n"
+    )
