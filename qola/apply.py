@@ -69,7 +69,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         raise refusal(dep, work)
     # From here on a kill leaves a move to finish (recovery.py): recorded before --force's
     # save and reset, the first step that can leave git state behind.
-    recovery.begin(state.worktree)
+    recovery.begin(state.worktree, state.head, target if move_head else state.head)
     if work:
         outcome.notes.extend(_back_up(runner, plan, work))
     if found is not None and state.gitdir is not None:
@@ -80,6 +80,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
+            recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
         _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", "--detach", target)
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, target)

@@ -14,15 +14,22 @@ Such a run can leave git's own lock files (`index.lock`, `shallow.lock` ...),
 which make every later git command in the repository fail; a work tree
 half-way between two commits (git writes the files before the index and
 HEAD), in the dependency or in a nested submodule; and, killed before
-`--force` saved it, the user's own work. So repair:
+`--force` saved it, the user's own work. The record says where HEAD was and
+where the move takes it. So repair:
 
 1. removes git's lock files younger than the record (the dying git's);
-2. saves, in the dependency and every nested repository, what differs from
-   HEAD (a stash commit), and HEAD itself when no ref holds it, under
-   refs/qola/backup/<name>/...-interrupted, then resets what it saved;
-3. checks the pin out when it is present, records it as qola's (refs/qola/pin)
-   and updates the nested submodules; the normal path then does the rest
-   (a fetch, the patches).
+2. when HEAD is still where the move started, saves what differs from HEAD
+   (a stash commit), and HEAD itself when no ref holds it, in the dependency
+   and every nested repository, under refs/qola/backup/<name>/...-interrupted,
+   resets what it saved, then checks the pin out when it is present;
+3. when HEAD is already where the move was going (git's checkout finished),
+   leaves the dependency's own files alone (what differs now is the user's,
+   which the normal path protects) and saves and resets only the nested
+   repositories, which git was still updating;
+4. when HEAD is somewhere else (moved by hand since), touches nothing but the
+   lock files;
+5. records the pin as qola's (refs/qola/pin) and updates the nested
+   submodules; the normal path then does the rest (a fetch, the patches).
 
 The record is written whole (a new file renamed into place), so qola can
 always read its own. One it cannot read is not qola's, and is no licence to
@@ -44,7 +51,7 @@ from qola import gitfiles, store
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep
-from qola.observe import has_commit, index_gitlinks
+from qola.observe import has_commit, head_sha, index_gitlinks
 
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").
 _LOCK_SUFFIX = ".lock"
@@ -52,13 +59,14 @@ _CLOCK_SLACK = 2.0  # seconds: file times and time.time() may disagree a little
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
-def begin(worktree: Path) -> None:
-    """Record that a move of this dependency starts; a GitError (exit 3) if it cannot be."""
+def begin(worktree: Path, head: str | None, target: str | None) -> None:
+    """Record that a move of this dependency from head to target (None: not known yet)
+    starts, or has learnt its target; a GitError (exit 3) if it cannot be recorded."""
     gitdir = gitfiles.git_dir(worktree)
     if gitdir is None:
         return
     marker = store.moving_marker(gitdir)
-    record = {"pid": os.getpid(), "started": time.time()}
+    record = {"pid": os.getpid(), "started": time.time(), "from": head, "to": target}
     try:
         store.write_file(marker, (json.dumps(record) + "\n").encode(), gitdir)
     except OSError as error:
@@ -93,43 +101,63 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
     marker = store.moving_marker(gitdir)
     if not os.path.lexists(marker):
         return []
-    started = _started(marker, gitdir, worktree)
+    started, moved_from, moved_to = _record(marker, gitdir, worktree)
     notes = [f"an earlier run did not finish moving {dep.path}; finishing its work"]
     for lock in _stale_locks(gitfiles.common_dir(gitdir), started - _CLOCK_SLACK):
         with suppress(OSError):
             lock.unlink()
             notes.append(f"removed {lock}, left by that run")
-    for nested, tree in _repositories(runner, worktree):
-        notes.extend(_save_and_reset(runner, nested, tree, dep))
-    if has_commit(runner, worktree, dep.commit):
-        # The pin was fetched before the kill: complete the checkout. -f, because the
-        # dying checkout may have written files of the pin that the old index lacks.
-        runner.run(worktree, "checkout", "-q", "-f", "--detach", dep.commit, subject=dep.name)
-        runner.run(worktree, "update-ref", "--no-deref", store.PIN_REF, dep.commit,
-                   subject=dep.name)  # fmt: skip
-        if dep.submodules:
-            runner.run(worktree, "submodule", "sync", "-q", "--recursive", subject=dep.name)
-            update = ("submodule", "update", "-q", "--init", "--checkout", "--force")
-            runner.run(worktree, *update, "--recursive", subject=dep.name, network=True)
+    head = gitfiles.read_head(gitdir)[0] or head_sha(runner, worktree)
+    if moved_to is not None and head == moved_to:
+        # git's checkout of the dependency finished: what differs in it now is the user's.
+        for nested, tree in _repositories(runner, worktree)[1:]:
+            notes.extend(_save_and_reset(runner, nested, tree, dep))
+        _settle(runner, worktree, dep, moved_to)
+    elif moved_from is None or head == moved_from:
+        for nested, tree in _repositories(runner, worktree):
+            notes.extend(_save_and_reset(runner, nested, tree, dep))
+        if has_commit(runner, worktree, dep.commit):
+            # The pin was fetched before the kill: complete the checkout. -f, because the
+            # dying checkout may have written files of the pin that the old index lacks.
+            runner.run(worktree, "checkout", "-q", "-f", "--detach", dep.commit, subject=dep.name)
+            _settle(runner, worktree, dep, dep.commit)
+    else:
+        notes.append(f"{dep.path} was moved to {head or 'an unreadable HEAD'} since; left as is")
     store.remove_file(marker, gitdir)
     return notes
 
 
-def _started(marker: Path, gitdir: Path, worktree: Path) -> float:
-    """When the move recorded in marker started; GitError when it is not qola's record."""
+def _settle(runner: Runner, worktree: Path, dep: Dep, head: str) -> None:
+    """Record head as qola's and bring the nested submodules to its gitlinks."""
+    runner.run(worktree, "update-ref", "--no-deref", store.PIN_REF, head, subject=dep.name)
+    if dep.submodules:
+        runner.run(worktree, "submodule", "sync", "-q", "--recursive", subject=dep.name)
+        update = ("submodule", "update", "-q", "--init", "--checkout", "--force")
+        runner.run(worktree, *update, "--recursive", subject=dep.name, network=True)
+
+
+def _record(marker: Path, gitdir: Path, worktree: Path) -> tuple[float, str | None, str | None]:
+    """(start time, HEAD before, HEAD wanted) of the recorded move; GitError when the
+    record is not qola's."""
     data = store.read_file(marker, gitdir)
     problem = None
     if data is None:
         problem = "it is not a regular file qola can read"
     else:
         try:
-            started = float(json.loads(data)["started"])
-        except (ValueError, KeyError, TypeError) as error:
+            record = json.loads(data)
+            started = float(record["started"])
+            ends = [record.get(end) for end in ("from", "to")]
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             problem = f"it is not qola's record of a move ({type(error).__name__})"
         else:
-            if started == started and started not in (float("inf"), float("-inf")):
-                return started
-            problem = "its start time is not a number"
+            if any(end is not None and not (isinstance(end, str) and _SHA.match(end))
+                   for end in ends):  # fmt: skip
+                problem = "it names commits that are no commits"
+            elif started == started and started not in (float("inf"), float("-inf")):
+                return started, ends[0], ends[1]
+            else:
+                problem = "its start time is not a number"
     raise GitError(
         str(worktree),
         f"found {marker}, but {problem}; qola will not guess what the run that left it "

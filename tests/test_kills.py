@@ -360,3 +360,26 @@ def test_a_move_record_qola_cannot_read_stops_the_run_and_removes_nothing(
         res.stderr
     )
     assert snapshot(behind_pin.root) == before
+
+
+def test_a_kill_after_the_checkout_finished_never_licenses_resetting_later_edits(
+    wrapper, behind_pin, upstream, tmp_path, run_qola
+):
+    """Killed after git's checkout but before qola recorded the pin as its own: the user
+    edits the dependency afterwards. The next move repairs the record and refuses (exit 4),
+    as for any local work, instead of resetting the edit as the dying git's."""
+    counting = tmp_path / "counting"
+    shutil.copytree(behind_pin.root, counting, symlinks=True)
+    proc, calls = gitpause.count_calls(wrapper, "checkout", "-m", str(counting / "qola.toml"))
+    assert proc.returncode == 0, proc.stderr
+    n = nth_call(calls, "update-ref --no-deref refs/qola/pin", 1)
+    killed, _ = gitpause.run_until(wrapper, n, "checkout", "-m", str(behind_pin.manifest))
+    assert killed and head(behind_pin.lib) == upstream.lib_tip
+    (behind_pin.lib / "README").write_text(MY_EDIT)
+    behind_pin.set_pin(upstream.lib_tip, upstream.lib_v2)
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 4, res.stderr
+    assert "an earlier run did not finish moving 3rdparty/lib; finishing its work" in res.stderr
+    assert "would lose local work:\n  uncommitted: 3rdparty/lib/README (modified)" in res.stderr
+    assert (behind_pin.lib / "README").read_text() == MY_EDIT
+    assert git(behind_pin.lib, "rev-parse", store.PIN_REF) == upstream.lib_tip
