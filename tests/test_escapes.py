@@ -24,6 +24,13 @@ def dep(upstream: Upstream, path: str, extra: str = "") -> str:
     )
 
 
+def with_root(project: Path, upstream: Upstream, root: str, path: str) -> Path:
+    """The project's manifest, with `[qola] root = root` and one dependency at path."""
+    manifest = project / "qola.toml"
+    manifest.write_text(f'[qola]\nroot = "{root}"\n\n' + dep(upstream, path))
+    return manifest
+
+
 def refused(run_qola, manifest: Path, watched: Path, *args: str) -> str:
     """checkout exits 2 with nothing written anywhere below watched; returns stderr."""
     before = snapshot(watched)
@@ -42,66 +49,43 @@ def home_with_project(tmp_path: Path) -> tuple[Path, Path]:
     return home, init_repo(home / "src" / "project")
 
 
-def test_qola_root_climbing_out_of_the_repository_is_refused(
-    home_with_project, upstream, run_qola
-):
-    """root = the way to $HOME, path = .config/git: a clone there would run its fsmonitor."""
-    home, project = home_with_project
-    manifest = project / "qola.toml"
-    manifest.write_text('[qola]\nroot = "../.."\n\n' + dep(upstream, ".config/git"))
-    assert refused(run_qola, manifest, home) == (
-        f"qola: {manifest}:2: qola.root: '../..' leaves {project}, the repository holding the "
-        f"manifest\n{ELSEWHERE}"
-    )
+# `[qola] root` cases: (root, a symlink to plant first as (name, target), the dependency's
+# path, the problem reported, the hint). {home} and {project} are filled in.
+ROOT_CASES = {
+    # The way to $HOME with path = .config/git: a clone there would run its fsmonitor.
+    "climbs-out": ("../..", None, ".config/git",
+                   "'../..' leaves {project}, the repository holding the manifest", ELSEWHERE),
+    # root = .git with path = <a folder>: a clone inside the project's git dir.
+    "dot-git": (".git", None, "attack", "'.git' has a .git component", OFF_LIMITS),
+    "absolute": ("{home}", None, ".config/git", "'{home}' is absolute",
+                 "hint: write a folder relative to the manifest's, {project}, inside {project}; "
+                 "or pass --root\n"),
+    "link-out": ("up", ("up", "{home}"), ".config/git",
+                 "'up' leaves {project} through a symlink (to {home})", ELSEWHERE),
+    "link-to-dot-git": ("g", ("g", ".git"), "attack",
+                        "'g' leads into the git dir {project}/.git", OFF_LIMITS),
+}  # fmt: skip
 
 
-def test_qola_root_inside_dot_git_is_refused(home_with_project, upstream, run_qola):
-    """root = .git, path = <a folder>: a clone inside the project's git dir."""
-    home, project = home_with_project
-    manifest = project / "qola.toml"
-    manifest.write_text('[qola]\nroot = ".git"\n\n' + dep(upstream, "attack"))
-    assert refused(run_qola, manifest, home) == (
-        f"qola: {manifest}:2: qola.root: '.git' has a .git component\n{OFF_LIMITS}"
-    )
-
-
-def test_absolute_qola_root_is_refused(home_with_project, upstream, run_qola):
-    home, project = home_with_project
-    manifest = project / "qola.toml"
-    manifest.write_text(f'[qola]\nroot = "{home}"\n\n' + dep(upstream, ".config/git"))
-    stderr = refused(run_qola, manifest, home)
-    assert stderr.startswith(f"qola: {manifest}:2: qola.root: '{home}' is absolute\n")
-
-
-def test_qola_root_leaving_the_repository_through_a_symlink_is_refused(
-    home_with_project, upstream, run_qola
+@pytest.mark.parametrize("case", sorted(ROOT_CASES))
+def test_qola_root_outside_its_repository_or_in_a_git_dir_is_refused(
+    case, home_with_project, upstream, run_qola
 ):
     home, project = home_with_project
-    (project / "up").symlink_to(home, target_is_directory=True)
-    manifest = project / "qola.toml"
-    manifest.write_text('[qola]\nroot = "up"\n\n' + dep(upstream, ".config/git"))
+    root, link, path, problem, hint = ROOT_CASES[case]
+    fill = {"home": home, "project": project}
+    if link is not None:
+        (project / link[0]).symlink_to(link[1].format(**fill), target_is_directory=True)
+    manifest = with_root(project, upstream, root.format(**fill), path)
     assert refused(run_qola, manifest, home) == (
-        f"qola: {manifest}:2: qola.root: 'up' leaves {project} through a symlink (to {home})\n"
-        f"{ELSEWHERE}"
-    )
-
-
-def test_qola_root_through_a_symlink_to_dot_git_is_refused(home_with_project, upstream, run_qola):
-    home, project = home_with_project
-    (project / "g").symlink_to(".git", target_is_directory=True)
-    manifest = project / "qola.toml"
-    manifest.write_text('[qola]\nroot = "g"\n\n' + dep(upstream, "attack"))
-    assert refused(run_qola, manifest, home) == (
-        f"qola: {manifest}:2: qola.root: 'g' leads into the git dir {project / '.git'}\n"
-        f"{OFF_LIMITS}"
+        f"qola: {manifest}:2: qola.root: {problem.format(**fill)}\n{hint.format(**fill)}"
     )
 
 
 def test_qola_root_may_climb_within_its_repository(home_with_project, upstream, run_qola):
     _home, project = home_with_project
     (project / "cmake").mkdir()
-    manifest = project / "cmake" / "qola.toml"
-    manifest.write_text('[qola]\nroot = ".."\n\n' + dep(upstream, "3rdparty/lib"))
+    manifest = with_root(project / "cmake", upstream, "..", "3rdparty/lib")
     res = run_qola("checkout", "-m", str(manifest))
     assert res.exit_code == 0, res.stderr
     assert git(project / "3rdparty" / "lib", "rev-parse", "HEAD") == upstream.lib_v2

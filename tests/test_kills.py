@@ -37,6 +37,28 @@ def nth_call(calls: list[str], step: str, occurrence: int) -> int:
     return found[occurrence - 1]
 
 
+def calls_of(wrapper: gitpause.Wrapper, template: Path, copy: Path, *args: str) -> list[str]:
+    """Every git call `qola ARGS -m <manifest>` makes on a copy of template, run to the end."""
+    shutil.copytree(template, copy, symlinks=True)
+    proc, calls = gitpause.count_calls(wrapper, *args, "-m", str(copy / "qola.toml"))
+    assert proc.returncode == 0, proc.stderr
+    return calls
+
+
+def killed_copy(
+    wrapper: gitpause.Wrapper, template: Path, copy: Path, calls: list[str], step: str,
+    occurrence: int, *args: str,
+) -> Path:
+    """A copy of template in which `qola ARGS` was killed just before its git step; its
+    manifest."""
+    shutil.copytree(template, copy, symlinks=True)
+    manifest = copy / "qola.toml"
+    at = nth_call(calls, step, occurrence)
+    killed, paused = gitpause.run_until(wrapper, at, *args, "-m", str(manifest))
+    assert killed and step in paused
+    return manifest
+
+
 def backups_holding(repo: Path, prefix: str, path: str, text: str) -> list[str]:
     """The backup refs below prefix whose tree has path with exactly text."""
     refs = git(repo, "for-each-ref", "--format=%(refname)", prefix).split()
@@ -65,12 +87,8 @@ def _force_template(
 
 @pytest.fixture(scope="session")
 def force_calls(wrapper, _force_template, tmp_path_factory) -> list[str]:
-    root = tmp_path_factory.mktemp("force-count") / "project"
-    shutil.copytree(_force_template, root, symlinks=True)
-    manifest = str(root / "qola.toml")
-    proc, calls = gitpause.count_calls(wrapper, "checkout", "--force", "-m", manifest)
-    assert proc.returncode == 0, proc.stderr
-    return calls
+    copy = tmp_path_factory.mktemp("force-count") / "project"
+    return calls_of(wrapper, _force_template, copy, "checkout", "--force")
 
 
 FORCE_STEPS = [
@@ -94,14 +112,10 @@ FORCE_STEPS = [
 def test_checkout_force_killed_before_a_git_step_is_finished_by_the_next_run(
     step, occurrence, wrapper, force_calls, _force_template, tmp_path, upstream, run_qola
 ):
-    root = tmp_path / "project"
-    shutil.copytree(_force_template, root, symlinks=True)
-    manifest = root / "qola.toml"
-    lib = root / "3rdparty" / "lib"
-    mine = head(lib)
-    n = nth_call(force_calls, step, occurrence)
-    killed, paused = gitpause.run_until(wrapper, n, "checkout", "--force", "-m", str(manifest))
-    assert killed and step in paused
+    mine = head(_force_template / "3rdparty" / "lib")  # the unsaved commit
+    manifest = killed_copy(wrapper, _force_template, tmp_path / "project", force_calls, step,
+                           occurrence, "checkout", "--force")  # fmt: skip
+    lib = manifest.parent / "3rdparty" / "lib"
 
     rerun = run_qola("checkout", "--force", "-m", str(manifest))
     assert rerun.exit_code == 0, rerun.stderr
@@ -144,11 +158,8 @@ def _patched_template(
 
 @pytest.fixture(scope="session")
 def patch_calls(wrapper, _patched_template, tmp_path_factory) -> list[str]:
-    root = tmp_path_factory.mktemp("patched-count") / "project"
-    shutil.copytree(_patched_template, root, symlinks=True)
-    proc, calls = gitpause.count_calls(wrapper, "checkout", "-m", str(root / "qola.toml"))
-    assert proc.returncode == 0, proc.stderr
-    return calls
+    copy = tmp_path_factory.mktemp("patched-count") / "project"
+    return calls_of(wrapper, _patched_template, copy, "checkout")
 
 
 PATCH_STEPS = [
@@ -168,14 +179,9 @@ PATCH_STEPS = [
 def test_patch_series_killed_before_a_git_step_is_finished_by_the_next_run(
     step, occurrence, wrapper, patch_calls, _patched_template, tmp_path, run_qola
 ):
-    root = tmp_path / "project"
-    shutil.copytree(_patched_template, root, symlinks=True)
-    manifest = root / "qola.toml"
-    lib = root / "3rdparty" / "lib"
-    killed, paused = gitpause.run_until(
-        wrapper, nth_call(patch_calls, step, occurrence), "checkout", "-m", str(manifest)
-    )
-    assert killed and step in paused
+    manifest = killed_copy(wrapper, _patched_template, tmp_path / "project", patch_calls, step,
+                           occurrence, "checkout")  # fmt: skip
+    lib = manifest.parent / "3rdparty" / "lib"
 
     rerun = run_qola("checkout", "-m", str(manifest))
     assert rerun.exit_code == 0, rerun.stderr
@@ -196,17 +202,12 @@ def _bump_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream)
     """lib is a submodule of the root at v1, pinned by the manifest; the user has a change
     of their own staged."""
     from click.testing import CliRunner
-    from repos import init_repo
+    from superprojects import legacy_superproject
 
     from qola.cli import cli
 
-    root = init_repo(tmp_path_factory.mktemp("bump") / "te")
-    git(root, "submodule", "add", "-q", str(upstream.lib), "3rdparty/lib")
-    git(root, "-C", "3rdparty/lib", "checkout", "-q", upstream.lib_v1)
-    git(root, "add", "3rdparty/lib")
-    (root / "qola.toml").write_text(f'[qola]\nlib_commit = "{upstream.lib_v1}"\n')
-    git(root, "add", "qola.toml")
-    git(root, "commit", "-q", "-m", "pin lib")
+    folder = tmp_path_factory.mktemp("bump") / "te"
+    root = legacy_superproject(folder, upstream.lib, upstream.lib_v1)
     res = CliRunner().invoke(cli, ["checkout", "-q", "-m", str(root / "qola.toml")])
     assert res.exit_code == 0, res.output
     (root / "unrelated.txt").write_text("staged by the user\n")
@@ -219,11 +220,7 @@ BUMP = ("bump", "lib", "--to", "v2.0", "--commit")
 
 @pytest.fixture(scope="session")
 def bump_calls(wrapper, _bump_template, tmp_path_factory) -> list[str]:
-    root = tmp_path_factory.mktemp("bump-count") / "te"
-    shutil.copytree(_bump_template, root, symlinks=True)
-    proc, calls = gitpause.count_calls(wrapper, *BUMP, "-m", str(root / "qola.toml"))
-    assert proc.returncode == 0, proc.stderr
-    return calls
+    return calls_of(wrapper, _bump_template, tmp_path_factory.mktemp("bump-count") / "te", *BUMP)
 
 
 BUMP_STEPS = [
@@ -254,13 +251,9 @@ def pins_at(root: Path, rev: str) -> tuple[str, str]:
 def test_bump_commit_killed_before_a_git_step_never_stages_a_revert(
     step, occurrence, wrapper, bump_calls, _bump_template, tmp_path, upstream, run_qola
 ):
-    root = tmp_path / "te"
-    shutil.copytree(_bump_template, root, symlinks=True)
-    manifest = root / "qola.toml"
-    killed, paused = gitpause.run_until(
-        wrapper, nth_call(bump_calls, step, occurrence), *BUMP, "-m", str(manifest)
-    )
-    assert killed and step in paused
+    manifest = killed_copy(wrapper, _bump_template, tmp_path / "te", bump_calls, step,
+                           occurrence, *BUMP)  # fmt: skip
+    root = manifest.parent
     old, new = upstream.lib_v1, upstream.lib_v2
     # What the kill left: HEAD and the index each at one pin, never a staged revert.
     head_pins, index_pins = pins_at(root, "HEAD"), pins_at(root, "")
@@ -368,10 +361,7 @@ def test_a_kill_after_the_checkout_finished_never_licenses_resetting_later_edits
     """Killed after git's checkout but before qola recorded the pin as its own: the user
     edits the dependency afterwards. The next move repairs the record and refuses (exit 4),
     as for any local work, instead of resetting the edit as the dying git's."""
-    counting = tmp_path / "counting"
-    shutil.copytree(behind_pin.root, counting, symlinks=True)
-    proc, calls = gitpause.count_calls(wrapper, "checkout", "-m", str(counting / "qola.toml"))
-    assert proc.returncode == 0, proc.stderr
+    calls = calls_of(wrapper, behind_pin.root, tmp_path / "counting", "checkout")
     n = nth_call(calls, "update-ref --no-deref refs/qola/pin", 1)
     killed, _ = gitpause.run_until(wrapper, n, "checkout", "-m", str(behind_pin.manifest))
     assert killed and head(behind_pin.lib) == upstream.lib_tip
