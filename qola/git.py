@@ -92,7 +92,7 @@ class Runner:
     _guard: Guard = field(init=False)
 
     def __post_init__(self) -> None:
-        self._guard = Guard(self.env)
+        self._guard = Guard()
 
     def run(
         self,

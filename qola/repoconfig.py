@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,6 +73,11 @@ _NEUTRAL = {
 _PROTOCOL_DEFAULTS = {"http": "always", "https": "always", "git": "always", "ssh": "always",
                       "ext": "never"}  # fmt: skip
 _HELPER = ("credential", "helper")
+# Every section holding a setting this module overrides or refuses.
+_SECTIONS = frozenset(
+    [section for section, _ in _NEUTRAL]
+    + ["credential", "protocol", "submodule", "remote", "core", "pager"]
+)
 _MAX_DEPTH = 16  # nested submodules deeper than this are not looked for
 
 
@@ -82,25 +87,19 @@ class UnsafeConfigError(GitError):
 
 @dataclass
 class _Known:
-    """What was worked out from some config files, and the files and folders it came from."""
+    """The overrides worked out for a repository, and the files and folders they came from."""
 
     watched: tuple[str, ...]
     stats: tuple[object, ...]
-    also: tuple[object, ...]  # whatever else it depends on
-    value: object
-
-    def holds(self, also: tuple[object, ...]) -> bool:
-        return self.also == also and _signature(self.watched) == self.stats
+    overrides: dict[str, str]
 
 
 @dataclass
 class Guard:
     """The overrides for each repository a Runner runs git in (cached, thread-safe)."""
 
-    env: Mapping[str, str] = field(default_factory=dict)  # the Runner's overlay (the shim)
     _cache: dict[str, _Known] = field(default_factory=dict)
-    _user: _Known | None = None
-    _generation: int = 0  # of the user's config read last: what each repository's depends on
+    _user: list[Entry] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def overrides(self, cwd: Path) -> dict[str, str]:
@@ -111,35 +110,29 @@ class Guard:
         gitdir, worktree = found
         key = f"{gitdir}\0{cwd}"
         with self._lock:
-            user = self._user_entries()
             known = self._cache.get(key)
-            if known is not None and known.holds((self._generation,)):
-                return known.value  # type: ignore[return-value]
+            if known is not None and _signature(known.watched) == known.stats:
+                return known.overrides
             visit = _Visit(os.environ.get("HOME"))
-            visit.repository(gitdir, worktree, 0)
-            result = _neutralise(cwd, visit.entries, user)
+            visit.repository(str(gitdir), str(worktree) if worktree else None, 0)
+            result = _neutralise(cwd, visit.entries, self._user_entries())
             watched = tuple(visit.watched)
-            self._cache[key] = _Known(watched, _signature(watched), (self._generation,), result)
+            self._cache[key] = _Known(watched, _signature(watched), result)
             return result
 
     def _user_entries(self) -> list[Entry]:
-        """The user's own config: system, global (with includes) and the environment."""
-        paths = _user_files(self.env)
-        env_entries = _environment_entries()
-        also = (tuple(paths), tuple(env_entries))
-        if self._user is not None and self._user.holds(also):
-            return self._user.value  # type: ignore[return-value]
-        files_read: list[str] = list(paths)
-        entries: list[Entry] = []
-        for path in paths:
-            try:
-                entries += gitconfig.read(path, os.environ.get("HOME"), files_read)
-            except gitconfig.UnreadableConfig:
-                continue  # the user's own file: git will say what is wrong with it
-        watched = tuple(files_read)
-        self._user = _Known(watched, _signature(watched), also, entries + env_entries)
-        self._generation += 1
-        return entries + env_entries
+        """The user's own config: system, global (with includes) and the environment; read
+        once per Guard (one command), as git reads it once per process."""
+        if self._user is None:
+            home = os.environ.get("HOME")
+            entries: list[Entry] = []
+            for path in _user_files():
+                try:
+                    entries += gitconfig.read(path, home, [])
+                except gitconfig.UnreadableConfig:
+                    continue  # the user's own file: git will say what is wrong with it
+            self._user = entries + _environment_entries()
+        return self._user
 
 
 def _repository(cwd: Path) -> tuple[Path, Path | None] | None:
@@ -157,47 +150,55 @@ class _Visit:
 
     def __init__(self, home: str | None) -> None:
         self.home = home
-        self.entries: list[tuple[Entry, Path]] = []  # (entry, the git dir whose config it is)
+        self.entries: list[tuple[Entry, str]] = []  # (entry, the git dir whose config it is)
         self.watched: list[str] = []  # every file and folder looked at, for the cache
         self._seen: set[tuple[int, int]] = set()  # (device, inode) of each git dir read
+        self._trees: set[str] = set()  # work trees whose .gitmodules were read
 
-    def repository(self, gitdir: Path, worktree: Path | None, depth: int) -> None:
+    def repository(self, gitdir: str, worktree: str | None, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
         try:
             info = os.stat(gitdir)
         except OSError:
             return
-        if (info.st_dev, info.st_ino) in self._seen or depth > _MAX_DEPTH:
-            return
-        self._seen.add((info.st_dev, info.st_ino))
-        common = gitfiles.common_dir(gitdir)
-        for path in (os.path.join(common, "config"), os.path.join(gitdir, "config.worktree")):
-            try:
-                entries = gitconfig.read(path, self.home, self.watched)
-            except gitconfig.UnreadableConfig as error:
-                raise UnsafeConfigError(
-                    str(worktree or gitdir),
-                    f"cannot read the repository's config {error.path}: {error.why}",
-                    "qola reads a repository's config before git runs there; fix or remove it",
-                ) from None
+        if (info.st_dev, info.st_ino) not in self._seen:
+            self._seen.add((info.st_dev, info.st_ino))
+            common = str(gitfiles.common_dir(Path(gitdir)))
+            entries = self._read(os.path.join(common, "config"), worktree or gitdir)
+            # git reads config.worktree only when the repository says so (worktree.c).
+            if any(e.section == "extensions" and e.key == "worktreeconfig" for e in entries):
+                entries += self._read(os.path.join(gitdir, "config.worktree"), worktree or gitdir)
             self.entries += [(entry, gitdir) for entry in entries]
-        self._modules(Path(common) / "modules", depth)
-        if worktree is not None:
+            self._modules(os.path.join(common, "modules"), depth)
+        if worktree is not None and worktree not in self._trees:
+            self._trees.add(worktree)
             self._work_tree(worktree, depth)
 
-    def _modules(self, folder: Path, depth: int) -> None:
+    def _read(self, path: str, where: str) -> list[Entry]:
+        try:
+            return gitconfig.read(path, self.home, self.watched)
+        except gitconfig.UnreadableConfig as error:
+            raise UnsafeConfigError(
+                where,
+                f"cannot read the repository's config {error.path}: {error.why}",
+                "qola reads a repository's config before git runs there; fix or remove it",
+            ) from None
+
+    def _modules(self, folder: str, depth: int) -> None:
         """The submodules' git dirs below <git dir>/modules (names may hold slashes)."""
-        self.watched.append(str(folder))
+        self.watched.append(folder)
         try:
             children = sorted(entry.path for entry in os.scandir(folder) if entry.is_dir())
         except OSError:
             return
         for child in children:
             if os.path.isfile(os.path.join(child, "HEAD")):
-                self.repository(Path(child), None, depth + 1)
+                self.repository(child, None, depth + 1)
             elif depth < _MAX_DEPTH:
-                self._modules(Path(child), depth + 1)
+                self._modules(child, depth + 1)
 
-    def _work_tree(self, worktree: Path, depth: int) -> None:
+    def _work_tree(self, worktree: str, depth: int) -> None:
         """Submodules checked out in a work tree whose git dir is elsewhere (a .git folder
         of their own, or a .git file naming any folder)."""
         gitmodules = os.path.join(worktree, ".gitmodules")
@@ -209,11 +210,11 @@ class _Visit:
         if text is None:
             return
         for module in gitconfig.submodules(text):
-            sub = worktree / module.path
-            self.watched.append(str(sub / ".git"))
-            sub_gitdir = gitfiles.git_dir(sub)
+            sub = os.path.join(worktree, module.path)
+            self.watched.append(os.path.join(sub, ".git"))
+            sub_gitdir = gitfiles.git_dir(Path(sub))
             if sub_gitdir is not None:
-                self.repository(sub_gitdir, sub, depth + 1)
+                self.repository(str(sub_gitdir), sub, depth + 1)
 
 
 def _signature(paths: Iterable[str]) -> tuple[object, ...]:
@@ -228,18 +229,16 @@ def _signature(paths: Iterable[str]) -> tuple[object, ...]:
     return tuple(found)
 
 
-def _user_files(overlay: Mapping[str, str]) -> list[str]:
+def _user_files() -> list[str]:
     """The user's system and global config files, as git finds them (they may not exist)."""
     from qola.shim import user_global_configs
 
     files = []
     if not _is_true(os.environ.get("GIT_CONFIG_NOSYSTEM")):
         files.append(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")
-    shim_global = overlay.get("GIT_CONFIG_GLOBAL")
-    if shim_global:  # the shim's file includes the user's real global files
-        files.append(shim_global)
-    else:
-        files += [str(path) for path in user_global_configs()]
+    # The shim's file (overlay) includes exactly these and adds safe.directory values,
+    # which name no command: reading the user's own files spares a read per new repository.
+    files += [str(path) for path in user_global_configs()]
     return files
 
 
@@ -272,9 +271,7 @@ def _is_true(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _neutralise(
-    cwd: Path, local: list[tuple[Entry, Path]], user: list[Entry]
-) -> dict[str, str]:
+def _neutralise(cwd: Path, local: list[tuple[Entry, str]], user: list[Entry]) -> dict[str, str]:
     """The environment that overrides every command setting in local (or raises)."""
     pairs: dict[str, str] = {}  # key -> value, in order
     extra: dict[str, str] = {}
@@ -291,6 +288,8 @@ def _neutralise(
 
     for entry, gitdir in local:
         section, sub, key = entry.section, entry.subsection, entry.key
+        if section not in _SECTIONS:
+            continue  # branch.*, remote.*.url, submodule.*.url ...: most entries
         _check_unoverridable(cwd, entry, gitdir)
         if (section, key) == _HELPER:
             reset_helpers = True
@@ -366,7 +365,7 @@ def _user_protocol(user: list[Entry], name: str) -> str:
     return own or general or _PROTOCOL_DEFAULTS.get(name, "user")
 
 
-def _check_unoverridable(cwd: Path, entry: Entry, gitdir: Path) -> None:
+def _check_unoverridable(cwd: Path, entry: Entry, gitdir: str) -> None:
     is_upload_pack = entry.section == "remote" and entry.key == "uploadpack"
     if is_upload_pack and entry.value.strip() not in ("", "git-upload-pack"):
         raise UnsafeConfigError(
