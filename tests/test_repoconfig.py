@@ -160,3 +160,20 @@ def test_the_overrides_are_worked_out_again_only_when_a_file_changed(repo):
     assert guard.overrides(repo) is first  # cached
     set_local(repo, ("core.editor", "evil"))
     assert settings(guard.overrides(repo)) == [("core.pager", "cat"), ("core.editor", ":")]
+
+
+def test_a_nested_work_tree_is_searched_even_when_its_git_dir_was_met_first(repo, tmp_path):
+    """sub's git dir is below modules/ (met first there); sub's own submodule `deeper` has a
+    .git file naming a folder elsewhere, whose config must be read all the same."""
+    sub_gitdir = repo / ".git" / "modules" / "sub"
+    git(tmp_path, "init", "-q", "--bare", str(sub_gitdir))
+    (repo / ".gitmodules").write_text('[submodule "sub"]\n\tpath = sub\n\turl = ./x\n')
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".git").write_text(f"gitdir: {sub_gitdir}\n")
+    elsewhere = tmp_path / "deeper.git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    git(elsewhere, "config", "diff.x.textconv", "evil")
+    (repo / "sub" / ".gitmodules").write_text('[submodule "d"]\n\tpath = deeper\n\turl = ./y\n')
+    (repo / "sub" / "deeper").mkdir()
+    (repo / "sub" / "deeper" / ".git").write_text(f"gitdir: {elsewhere}\n")
+    assert settings(Guard().overrides(repo)) == [("diff.x.textconv", "")]
