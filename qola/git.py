@@ -129,6 +129,11 @@ class Runner:
             raise command_error(subject or str(cwd), args, out)
         return out
 
+    def overrides_for_all(self, folders: list[Path]) -> dict[str, str]:
+        """The environment that keeps a command of the user's, which may run git in any of
+        folders, from running those repositories' own commands (UnsafeConfigError if not)."""
+        return self._guard.for_all(folders)
+
     def ensure_version(self) -> None:
         """Fail clearly when git is too old; runs git once per Runner.
 

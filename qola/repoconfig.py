@@ -113,12 +113,25 @@ class Guard:
             known = self._cache.get(key)
             if known is not None and _signature(known.watched) == known.stats:
                 return known.overrides
-            visit = _Visit(os.environ.get("HOME"))
+            visit = _Visit(os.environ.get("HOME"), cwd)
             visit.repository(str(gitdir), str(worktree) if worktree else None, 0)
-            result = _neutralise(cwd, visit.entries, self._user_entries())
+            result = _neutralise(visit.entries, self._user_entries())
             watched = tuple(visit.watched)
             self._cache[key] = _Known(watched, _signature(watched), result)
             return result
+
+    def for_all(self, folders: Iterable[Path]) -> dict[str, str]:
+        """One environment for a command that may run git in any repository at folders (or
+        nested in them): `qola exec`'s build step."""
+        entries: list[tuple[Entry, str, Path]] = []
+        for folder in folders:
+            found = _repository(folder)
+            if found is not None:
+                visit = _Visit(os.environ.get("HOME"), folder)
+                visit.repository(str(found[0]), str(found[1]) if found[1] else None, 0)
+                entries += visit.entries
+        with self._lock:
+            return _neutralise(entries, self._user_entries())
 
     def _user_entries(self) -> list[Entry]:
         """The user's own config: system, global (with includes) and the environment; read
@@ -148,9 +161,11 @@ def _repository(cwd: Path) -> tuple[Path, Path | None] | None:
 class _Visit:
     """Reads the config of a repository and of every nested one git may run in."""
 
-    def __init__(self, home: str | None) -> None:
+    def __init__(self, home: str | None, top: Path) -> None:
         self.home = home
-        self.entries: list[tuple[Entry, str]] = []  # (entry, the git dir whose config it is)
+        self.top = top  # the folder git runs in: where every nested work tree must stay
+        # (entry, the git dir whose config it is, top)
+        self.entries: list[tuple[Entry, str, Path]] = []
         self.watched: list[str] = []  # every file and folder looked at, for the cache
         self._seen: set[tuple[int, int]] = set()  # (device, inode) of each git dir read
         self._trees: set[str] = set()  # work trees whose .gitmodules were read
@@ -169,7 +184,7 @@ class _Visit:
             # git reads config.worktree only when the repository says so (worktree.c).
             if any(e.section == "extensions" and e.key == "worktreeconfig" for e in entries):
                 entries += self._read(os.path.join(gitdir, "config.worktree"), worktree or gitdir)
-            self.entries += [(entry, gitdir) for entry in entries]
+            self.entries += [(entry, gitdir, self.top) for entry in entries]
             self._modules(os.path.join(common, "modules"), depth)
         if worktree is not None and worktree not in self._trees:
             self._trees.add(worktree)
@@ -271,7 +286,7 @@ def _is_true(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _neutralise(cwd: Path, local: list[tuple[Entry, str]], user: list[Entry]) -> dict[str, str]:
+def _neutralise(local: list[tuple[Entry, str, Path]], user: list[Entry]) -> dict[str, str]:
     """The environment that overrides every command setting in local (or raises)."""
     pairs: dict[str, str] = {}  # key -> value, in order
     extra: dict[str, str] = {}
@@ -286,7 +301,7 @@ def _neutralise(cwd: Path, local: list[tuple[Entry, str]], user: list[Entry]) ->
                 found = mine.value
         return found
 
-    for entry, gitdir in local:
+    for entry, gitdir, cwd in local:
         section, sub, key = entry.section, entry.subsection, entry.key
         if section not in _SECTIONS:
             continue  # branch.*, remote.*.url, submodule.*.url ...: most entries

@@ -254,3 +254,25 @@ def test_no_git_process_is_added_per_repository(pinned_clean, marks):
     runner.run(pinned_clean.nested, "status", "--porcelain")
     assert runner.log == ["git status --porcelain", "git status --porcelain"]
     assert sys.modules.get("qola.repoconfig") is not None
+
+
+def test_exec_lets_a_build_step_into_the_tree_but_not_run_its_commands(
+    pinned_clean, marks, private_tmp
+):
+    """`qola exec` trusts the foreign tree for the build step's git: that git must not run
+    the commands the tree's own config names either."""
+    hostile(pinned_clean.lib / ".git", marks, "lib")
+    chown_tree(pinned_clean.root)
+    proc = procs.run(
+        "exec", "-m", str(pinned_clean.manifest), "--",
+        "git", "-C", str(pinned_clean.lib), "log", "-p", "-2", "--", "lib.txt",
+    )  # fmt: skip
+    assert "unable to read files to diff" in proc.stderr  # the textconv was emptied
+    assert list(marks.iterdir()) == []
+    proc = procs.run(
+        "exec", "-m", str(pinned_clean.manifest), "--",
+        "git", "-C", str(pinned_clean.lib), "rev-parse", "HEAD",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == head(pinned_clean.lib)
+    assert list(private_tmp.iterdir()) == []
