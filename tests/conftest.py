@@ -32,6 +32,11 @@ def pytest_configure(config: pytest.Config) -> None:
     for var in list(os.environ):
         if var.startswith(("GIT_", "QOLA_")):
             del os.environ[var]
+    # Every qola the tests start (python -m qola, the qola script, CMake's QOLA_PYTHON) must
+    # be this checkout's, not whichever one is installed (an editable install of another
+    # worktree would otherwise answer for it).
+    source = str(Path(__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
     os.environ.update(
         {
             "HOME": str(_SESSION_HOME),
