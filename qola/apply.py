@@ -6,13 +6,11 @@ import os
 import re
 import shutil
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from glob import escape as glob_escape
 from pathlib import Path
 
-from qola import cache, gitfiles, patches, recovery
+from qola import cache, gitfiles, names, patches, recovery, store
 from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner, command_error
 from qola.manifest import Dep
@@ -27,8 +25,7 @@ from qola.patches import Series
 from qola.plan import Options, Plan
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-PIN_REF = "refs/qola/pin"  # the commit qola checked out last: not someone's unsaved work
-BACKUP_PREFIX = "refs/qola/backup"
+PIN_REF = store.PIN_REF  # the commit qola checked out last: not someone's unsaved work
 # Writing the files dominates a large checkout: let git use every core for it.
 _PARALLEL = ("-c", "checkout.workers=0")
 # Creating a clone's parent folders and removing them after a failed clone take turns
@@ -68,19 +65,22 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         target = found.head if found else None
         move_head = found is None
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
+    if work and not options.force:
+        raise refusal(dep, work)
+    # From here on a kill leaves a move to finish (recovery.py): recorded before --force's
+    # save and reset, the first step that can leave git state behind.
+    recovery.begin(state.worktree, state.head, target if move_head else state.head)
     if work:
-        if not options.force:
-            raise refusal(dep, work)
         outcome.notes.extend(_back_up(runner, plan, work))
     if found is not None and state.gitdir is not None:
         patches.remember(state.gitdir, state.series[""], found)
-    recovery.begin(state.worktree)  # from here on a kill leaves a move to finish (recovery.py)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
     if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
+            recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
         _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", "--detach", target)
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, target)
@@ -179,14 +179,14 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
-            "run once without --offline, or point QOLA_SOURCE_DIR_"
-            f"{dep.name.upper()} at a local copy",
+            f"run once without --offline, or point {names.override_variable(dep.name)} "
+            "at a local copy",
         )
     mirror = None
     if options.cache is not None:
         mirror = cache.ensure(runner, options.cache, dep, options.offline)
     created = [folder for folder in target.parents if not folder.exists()]
-    temp = target.parent / f".{target.name}.qola-clone-{os.getpid()}"
+    temp = store.temp_clone(target)
     with _FOLDERS:
         target.parent.mkdir(parents=True, exist_ok=True)
         _remove_abandoned_clones(target)
@@ -230,21 +230,8 @@ def _remove_empty(folders: list[Path]) -> None:
 
 def _remove_abandoned_clones(target: Path) -> None:
     """Remove temporary clones whose run has died (killed mid-clone): the next run redoes them."""
-    for leftover in target.parent.glob(f".{glob_escape(target.name)}.qola-clone*"):
-        pid = leftover.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and _is_alive(int(pid)):
-            continue
-        shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _is_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    for leftover in store.abandoned_clones(target):
+        shutil.rmtree(leftover, ignore_errors=True)  # refuses a link: removes nothing through one
 
 
 def _ensure_commit(
@@ -255,7 +242,7 @@ def _ensure_commit(
         return
     gitdir = gitfiles.git_dir(worktree)
     if options.cache is not None and gitdir is not None:
-        mirror = cache.mirror_path(options.cache, dep.url)
+        mirror = store.mirror_path(options.cache, dep.url)
         if cache.borrows_from(gitfiles.common_dir(gitdir), mirror):
             cache.ensure(runner, options.cache, dep, options.offline)
             outcome.notes.append(f"{dep.commit[:12]} fetched into the cache {mirror}")
@@ -347,14 +334,13 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
         dep.name,
         "\n".join(lines),
         "commit or stash it, or run with --force to save it under "
-        f"{BACKUP_PREFIX}/{dep.name}/ and go on",
+        f"{store.backup_prefix(dep.name)} and go on",
     )
 
 
 def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
     """Save the work that moving would lose under refs/qola/backup/, then clear it for git."""
     dep = plan.state.dep
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     notes = []
     nested = [s.path for top in plan.state.submodules or () for s in top.walk() if s.head]
     moving = [sub for sub in nested if plan.move_head or _overlaps_any(sub, plan.moving_submodules)]
@@ -363,7 +349,7 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
     for sub, tree in repos:
         if gitfiles.git_dir(tree) is None:
             continue
-        ref = f"{BACKUP_PREFIX}/{dep.name}/{sub + '/' if sub else ''}{stamp}"
+        ref = store.backup_ref(dep.name, sub)
         label = f"{dep.path}/{sub}" if sub else dep.path
         stash = runner.run(tree, "stash", "create", check=False)
         saved = stash.stdout.strip()
@@ -379,7 +365,7 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
             )
         head = runner.run(tree, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
         if saved:
-            runner.run(tree, "update-ref", ref, saved, subject=dep.name)
+            recovery.save(runner, tree, ref, saved, dep.name)
             # Saved: now the tracked changes may go, so that git can move the tree.
             runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
             notes.append(
@@ -387,7 +373,7 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
                 f"restore with: git -C {tree} stash apply {ref}"
             )
         elif head and any(item.startswith(label + ": ") for item in work.unsaved):
-            runner.run(tree, "update-ref", ref, head, subject=dep.name)
+            recovery.save(runner, tree, ref, head, dep.name)
             notes.append(
                 f"saved the commits of {label} as {ref}; "
                 f"restore with: git -C {tree} switch -c rescued {ref}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,8 +14,13 @@ from qola import edit, gitconfig, gitfiles, patches
 from qola.errors import GitError, UsageError
 from qola.git import Runner, command_error
 from qola.init_manifest import render_init
-from qola.manifest import Dep, Manifest
+from qola.manifest import BOM, Dep, Manifest
 from qola.observe import has_commit, head_sha, index_gitlinks
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 _FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 LOG_LINES = 20  # the short log shown and put in the commit message
@@ -185,9 +191,9 @@ def describe(runner: Runner, move: Move, worktree: Path, allow_downgrade: bool) 
 
 
 def read_manifest(manifest: Manifest) -> tuple[bytes, str]:
-    """The manifest's bytes and text, read once for an edit."""
+    """The manifest's bytes and text (less a byte order mark), read once for an edit."""
     raw = manifest.path.read_bytes()
-    return raw, raw.decode("utf-8")
+    return raw, raw.decode("utf-8").removeprefix(BOM)
 
 
 def edit_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
@@ -199,6 +205,8 @@ def edit_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
 
 def write_manifest(manifest: Manifest, raw: bytes, new_text: str) -> None:
     """Write the edited manifest atomically, refusing if the file changed since it was read."""
+    if raw.startswith(BOM.encode()):
+        new_text = BOM + new_text  # kept byte for byte, as every other byte of the file
     edit.write_atomically(manifest.path, new_text, raw)
 
 
@@ -216,12 +224,19 @@ def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> Non
 
 
 def commit(runner: Runner, manifest: Manifest, move_message: str, gitlinks: dict[str, str]) -> str:
-    """Commit exactly the manifest and the given gitlinks, whatever else is staged."""
+    """Commit exactly the manifest and the given gitlinks, whatever else is staged.
+
+    The steps are ordered so that a kill between any two leaves HEAD and the index
+    each at the old pins or at the new ones: the objects first (nothing refers to
+    them yet), then one index write staging the manifest and the gitlinks together,
+    then HEAD. So HEAD is never new while the index still holds the old pins (which
+    the next `git commit` would record as a revert of the bump).
+    """
     root = manifest.root
     rel = os.path.relpath(manifest.path, root)
     if rel.startswith(".."):
         raise UsageError(str(manifest.path), "the manifest is outside the root; cannot commit it")
-    # A private index holding HEAD plus our two changes: the user's other staged
+    # A private index holding HEAD plus our changes: the user's other staged
     # changes stay staged and out of this commit.
     with tempfile.TemporaryDirectory(prefix="qola-index-") as folder:
         index = os.path.join(folder, "index")
@@ -230,19 +245,38 @@ def commit(runner: Runner, manifest: Manifest, move_message: str, gitlinks: dict
         if has_head.status == 0:
             private.run(root, "read-tree", "HEAD")
         blob = runner.run(root, "hash-object", "-w", "--", rel).stdout.strip()
-        private.run(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}")
-        for path, sha in gitlinks.items():
-            private.run(root, "update-index", "--add", "--cacheinfo", f"160000,{sha},{path}")
+        entry = private.run(root, "ls-files", "-s", "--", rel).stdout.split()
+        mode = entry[0] if entry and entry[0] in ("100644", "100755") else "100644"
+        entries = [f"{mode},{blob},{rel}"]
+        entries += [f"160000,{link},{path}" for path, link in gitlinks.items()]
+        staging = [arg for entry in entries for arg in ("--cacheinfo", entry)]
+        private.run(root, "update-index", "--add", *staging)
         tree = private.run(root, "write-tree").stdout.strip()
     parents = ["-p", has_head.stdout.strip()] if has_head.status == 0 else []
     sha = runner.run(root, "commit-tree", tree, *parents, "-m", move_message).stdout.strip()
+    # The real index: manifest and gitlinks in one write, before HEAD moves.
+    runner.run(root, "update-index", "--add", *staging)
     old = has_head.stdout.strip() if has_head.status == 0 else "0" * 40
     runner.run(root, "update-ref", "-m", "qola bump", "HEAD", sha, old)
-    # The real index now agrees with the new HEAD for those paths.
-    runner.run(root, "add", "--", rel)
-    for path, link in gitlinks.items():
-        runner.run(root, "update-index", "--cacheinfo", f"160000,{link},{path}")
     return sha
+
+
+def committed_pin(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
+    """The dep's pin in the manifest as HEAD has it; None when HEAD has none to read."""
+    rel = os.path.relpath(manifest.path, manifest.root)
+    if rel.startswith("..") or gitfiles.git_dir(manifest.root) is None:
+        return None
+    out = runner.run(manifest.root, "cat-file", "blob", f"HEAD:{rel}", check=False)
+    if out.status != 0:
+        return None
+    try:
+        found: object = tomllib.loads(out.stdout)
+    except Exception:  # any document at all: a pin that cannot be read is no pin
+        return None
+    for part in dep.key.split("."):  # names hold no dots: deps.<name>.commit, qola.<name>_commit
+        found = found.get(part) if isinstance(found, dict) else None
+    pin = found.strip().lower() if isinstance(found, str) else None
+    return pin if pin and _FULL_SHA.match(pin) else None
 
 
 def current_head(runner: Runner, manifest: Manifest, dep: Dep) -> str:

@@ -11,14 +11,13 @@ mirror, so build folders and CI jobs sharing a cache take turns.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
-import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from qola import store
 from qola.errors import GitError
 from qola.git import Runner, command_error
 from qola.manifest import Dep
@@ -27,21 +26,14 @@ from qola.observe import has_commit
 _BRANCHES_AND_TAGS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 
 
-def mirror_path(cache: Path, url: str) -> Path:
-    """The mirror for url: a readable name plus a hash of the whole URL."""
-    tail = url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", tail)[:40] or "repo"
-    return cache / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:16]}.git"
-
-
 def ensure(runner: Runner, cache: Path, dep: Dep, offline: bool) -> Path:
     """The mirror of dep.url, holding dep.commit (fetched under the mirror's lock)."""
-    mirror = mirror_path(cache, dep.url)
+    mirror = store.mirror_path(cache, dep.url)
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise GitError(dep.name, f"cannot create the cache folder {cache}: {error}") from None
-    with _locked(mirror.with_name(mirror.name + ".lock")):
+    with _locked(store.mirror_lock(mirror)):
         if not (mirror / "HEAD").is_file():
             _create(runner, mirror, dep)
         if has_commit(runner, mirror, dep.commit):
@@ -59,9 +51,8 @@ def ensure(runner: Runner, cache: Path, dep: Dep, offline: bool) -> Path:
 
 def borrow(clone_gitdir: Path, mirror: Path) -> None:
     """Let a repository read the mirror's objects (what `clone --reference` sets up)."""
-    info = clone_gitdir / "objects" / "info"
-    info.mkdir(parents=True, exist_ok=True)
-    (info / "alternates").write_text(f"{mirror / 'objects'}\n")
+    alternates = clone_gitdir / "objects" / "info" / "alternates"
+    store.write_file(alternates, os.fsencode(f"{mirror / 'objects'}\n"), clone_gitdir)
 
 
 def borrows_from(gitdir: Path, mirror: Path) -> bool:
@@ -73,8 +64,10 @@ def borrows_from(gitdir: Path, mirror: Path) -> bool:
 
 
 def _create(runner: Runner, mirror: Path, dep: Dep) -> None:
-    temp = mirror.with_name(f"{mirror.name}.tmp{os.getpid()}")
-    shutil.rmtree(temp, ignore_errors=True)
+    # A new folder of a name no one else uses, made here (mkdir fails on anything in the
+    # way, a planted link included), so that `git init` writes nowhere but in it.
+    temp = store.mirror_temp(mirror)
+    temp.mkdir()
     try:
         runner.run(mirror.parent, "init", "-q", "--bare", "--end-of-options", str(temp),
                    subject=dep.name)  # fmt: skip
@@ -86,13 +79,13 @@ def _create(runner: Runner, mirror: Path, dep: Dep) -> None:
 
 def _fetch(runner: Runner, mirror: Path, dep: Dep) -> None:
     """Bring the mirror up to date with the upstream's branches and tags, and the pin."""
-    pin_ref = f"+{dep.commit}:refs/qola/pins/{dep.commit}"
+    pin_ref = f"+{dep.commit}:{store.MIRROR_PIN_PREFIX}/{dep.commit}"
     args = ["fetch", "-q", "--no-tags", "--end-of-options", dep.url, *_BRANCHES_AND_TAGS]
     out = runner.run(mirror, *args, check=False, network=True)
     if out.status != 0:
         raise command_error(dep.name, args, out)
     if has_commit(runner, mirror, dep.commit):
-        runner.run(mirror, "update-ref", f"refs/qola/pins/{dep.commit}", dep.commit,
+        runner.run(mirror, "update-ref", f"{store.MIRROR_PIN_PREFIX}/{dep.commit}", dep.commit,
                    subject=dep.name)  # fmt: skip
         return
     # A pin on no branch or tag: ask for it by SHA.
@@ -104,9 +97,14 @@ def _fetch(runner: Runner, mirror: Path, dep: Dep) -> None:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    # A cache folder may be shared between users: a link planted at the lock is refused.
+    try:
+        fd = store.open_lock(path)
+    except OSError as error:
+        raise GitError(str(path), f"cannot open the cache's lock: {error.strerror}",
+                       f"remove {path} (qola creates it again)") from None  # fmt: skip
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the flock

@@ -13,17 +13,15 @@ mtime of an unchanged result never moves.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from qola import stamp
+from qola import names, stamp, store
 from qola.errors import ManifestError, UsageError
 
 if TYPE_CHECKING:
@@ -33,7 +31,6 @@ if TYPE_CHECKING:
 # whenever the meaning of the stamp entries changes.
 FORMAT = 1
 
-_NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
 # Characters that CMake's list syntax would split on or group by: a stamp path
 # holding one cannot be checked reliably, so such a tree gets no stamp.
 _LIST_UNSAFE = re.compile(r"[;\[\]\\\x00-\x1f\x7f]")
@@ -61,9 +58,7 @@ class CMakeResult:
     source_dir: Path  # absolute: the checkout, or its QOLA_SOURCE_DIR_<NAME> override
 
 
-def cmake_name(name: str) -> str:
-    """The NAME in QOLA_<NAME>_SHA and QOLA_SOURCE_DIR_<NAME>: upper case, others → `_`."""
-    return _NOT_IDENTIFIER.sub("_", name).upper()
+cmake_name = names.variable_name  # the NAME in QOLA_<NAME>_SHA and QOLA_SOURCE_DIR_<NAME>
 
 
 def cmake_quote(value: str) -> str:
@@ -217,12 +212,4 @@ def _cmake_list(items: Iterable[str]) -> str:
 
 def _write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    store.write_file(path, text.encode("utf-8"), path.parent)

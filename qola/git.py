@@ -3,8 +3,10 @@
 Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
 hook or fsmonitor command of a dependency ever runs, and `-C <dir>`, so the
 folder is explicit (GitPython falls back to the current folder when the one
-it is given cannot be entered). Callers put `--end-of-options` or `--` before
-every value that comes from a manifest.
+it is given cannot be entered). Every other command the repository's own
+config names (filters, textconv, credential helpers, ssh, pager ...) is
+overridden on the way in (qola/repoconfig.py). Callers put `--end-of-options`
+or `--` before every value that comes from a manifest.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from qola.errors import GitError, UsageError
+from qola.repoconfig import Guard
 
 MIN_VERSION = (2, 32)  # GIT_CONFIG_GLOBAL, which the safe.directory shim needs
 
@@ -42,6 +45,23 @@ LEAKED_VARIABLES = (
 _HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 _DUBIOUS = "detected dubious ownership"
+# Git's stderr is shown whole up to _MOST_LINES lines; longer, its first and last lines.
+_MOST_LINES = 20
+_FIRST_LINES = 8
+_LAST_LINES = 3
+# Failures of the machine rather than of git: what git's messages say (strerror() words,
+# or git's own "Out of diskspace" from write_or_die), the cause named, and what to do.
+_CAUSES = (
+    (("No space left on device", "Out of diskspace"), "No space left on device",
+     "free some space on the disk that holds the dependency (and its git dir), then run "
+     "again: what was half-written is redone"),
+    (("Disk quota exceeded",), "Disk quota exceeded",
+     "free some space within your disk quota, then run again"),
+    (("Read-only file system",), "Read-only file system",
+     "check out on a writable file system, or mount it writable"),
+    (("Too many open files",), "Too many open files",
+     "raise the limit on open files (ulimit -n), then run again"),
+)  # fmt: skip
 
 
 def scrub_environment(environ: os._Environ[str] | dict[str, str] = os.environ) -> None:
@@ -69,6 +89,10 @@ class Runner:
     log: list[str] = field(default_factory=list)
     _version_checked: bool = False
     _trusted: set[Path] = field(default_factory=set)
+    _guard: Guard = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._guard = Guard()
 
     def run(
         self,
@@ -88,9 +112,11 @@ class Runner:
         if self.trust is not None and cwd not in self._trusted and is_repository(cwd):
             self._trusted.add(cwd)
             self.trust(cwd)
+        # The repository's own commands: overridden, or (UnsafeConfigError) nothing runs.
+        neutral = self._guard.overrides(cwd)
         command = ["git", "-C", str(cwd), *_HARDENING, *args]
         self.log.append(" ".join(["git", *args]))
-        full_env = {**self._environment(), **(env or {})}
+        full_env = {**self._environment(), **(env or {}), **neutral}
         full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
         limit = self.timeout if network else None
         started = time.monotonic()
@@ -102,6 +128,11 @@ class Runner:
         if check and status != 0:
             raise command_error(subject or str(cwd), args, out)
         return out
+
+    def overrides_for_all(self, folders: list[Path]) -> dict[str, str]:
+        """The environment that keeps a command of the user's, which may run git in any of
+        folders, from running those repositories' own commands (UnsafeConfigError if not)."""
+        return self._guard.for_all(folders)
 
     def ensure_version(self) -> None:
         """Fail clearly when git is too old; runs git once per Runner.
@@ -139,15 +170,26 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
             "the remote may be unreachable or hanging",
             "check the URL and the network, or raise --fetch-timeout (env QOLA_FETCH_TIMEOUT)",
         )
-    stderr = out.stderr.strip() or "(no output)"
-    indented = "\n".join("    " + line for line in stderr.splitlines())
+    lines = out.stderr.strip().splitlines() or ["(no output)"]
+    if len(lines) > _MOST_LINES:
+        # A full disk during a clone makes git print one line per file: thousands.
+        hidden = len(lines) - _FIRST_LINES - _LAST_LINES
+        lines = [*lines[:_FIRST_LINES], f"... ({hidden:,} more lines) ...", *lines[-_LAST_LINES:]]
+    problem = f"`{shown}` failed with exit code {out.status}:\n" + "\n".join(
+        "    " + line for line in lines
+    )
     hint = None
-    if _DUBIOUS in out.stderr:
+    found = [(cause, advice) for words, cause, advice in _CAUSES
+             if any(word in out.stderr for word in words)]  # fmt: skip
+    if found:
+        cause, hint = found[0]
+        problem += f"\nthe cause: {cause}"
+    elif _DUBIOUS in out.stderr:
         hint = (
             "the repository belongs to another user; run qola with "
             "--safe-directory scoped (the default) or all"
         )
-    return GitError(subject, f"`{shown}` failed with exit code {out.status}:\n{indented}", hint)
+    return GitError(subject, problem, hint)
 
 
 def _execute(

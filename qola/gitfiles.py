@@ -6,6 +6,7 @@ they cannot answer with certainty returns None and the caller asks git.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -95,12 +96,8 @@ def is_populated(worktree: Path) -> bool:
 # What qola learned about a commit is remembered in the repository's git dir:
 # a commit's gitlinks never change, so the cache never goes stale.
 # A patch series' result is remembered the same way, keyed by a hash of pin and patches.
-def _cache_file(gitdir: Path, key: str, folder: str) -> Path:
-    return common_dir(gitdir) / "qola" / folder / f"{key}.json"
-
-
 def read_commit_cache(gitdir: Path, key: str, folder: str = "commits") -> dict[str, object] | None:
-    path = os.path.join(_common_dir(gitdir), "qola", folder, f"{key}.json")
+    path = os.path.join(_common_dir(gitdir), "qola", folder, f"{key}.json")  # store.record_file
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.loads(handle.read())
@@ -112,11 +109,9 @@ def read_commit_cache(gitdir: Path, key: str, folder: str = "commits") -> dict[s
 def write_commit_cache(
     gitdir: Path, key: str, data: dict[str, object], folder: str = "commits"
 ) -> None:
-    path = _cache_file(gitdir, key, folder)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data, sort_keys=True))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written is only slower next time
+    from qola import store
+
+    path = store.record_file(gitdir, folder, key)
+    # A cache that cannot be written (or a link in the way) is only slower next time.
+    with contextlib.suppress(OSError):
+        store.write_file(path, json.dumps(data, sort_keys=True).encode(), common_dir(gitdir))

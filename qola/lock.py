@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from qola import gitfiles
+from qola import gitfiles, store
 from qola.errors import GitError
 
 # Generous: another build folder may be cloning a large dependency right now,
@@ -67,8 +67,7 @@ class LockError(GitError):
 
 def lock_path(root: Path) -> Path:
     """Where the root's lock lives: in its git dir, else in the root itself."""
-    gitdir = gitfiles.git_dir(root)
-    return (gitfiles.common_dir(gitdir) if gitdir else root) / "qola.lock"
+    return store.lock_file(root, gitfiles.git_dir(root))
 
 
 @contextmanager
@@ -79,8 +78,17 @@ def root_lock(
 ) -> Iterator[None]:
     """Hold the root's lock; wait up to timeout seconds, then raise LockError (exit 3)."""
     path = lock_path(root)
-    # No O_TRUNC: the file may be someone else's record, and they hold the lock.
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    # No O_TRUNC: the file may be someone else's record, and they hold the lock. The
+    # record is written in place, so a link planted there (to a file of the user's,
+    # when qola runs as root in a tree someone else owns) is refused, not followed.
+    try:
+        fd = store.open_lock(path)
+    except store.UnsafePathError as error:
+        raise LockError(
+            str(root),
+            f"cannot take the lock {path}: it {error.strerror}",
+            f"remove {path} (qola creates it again)",
+        ) from None
     try:
         _acquire(fd, path, root, timeout, on_wait)
         _write_holder(fd)
@@ -96,12 +104,24 @@ def root_lock(
 
 def read_holder(path: Path) -> Holder | None:
     """The record in a lock file, or None when it is empty or unreadable."""
+    return _parse_holder(store.read_file(path, path.parent) or b"")
+
+
+def _holder_of(fd: int) -> Holder | None:
+    """The record in the lock file this run has open (and waits on)."""
     try:
-        data = json.loads(path.read_bytes().split(b"\n", 1)[0])
+        return _parse_holder(os.pread(fd, 4096, 0))
+    except OSError:
+        return None
+
+
+def _parse_holder(raw: bytes) -> Holder | None:
+    try:
+        data = json.loads(raw.split(b"\n", 1)[0])
         return Holder(
             int(data["pid"]), str(data["host"]), float(data["started"]), str(data["command"])
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
@@ -111,7 +131,7 @@ def _acquire(
     if _try_lock(fd):
         return
     if on_wait is not None:
-        holder = read_holder(path)
+        holder = _holder_of(fd)
         by = f" (held by {holder.describe()})" if holder else ""
         on_wait(f"waiting for the lock on {root}{by}")
     deadline = time.monotonic() + timeout
@@ -126,7 +146,7 @@ def _acquire(
             return
     if _try_lock(fd):
         return
-    holder = read_holder(path)
+    holder = _holder_of(fd)
     raise LockError(
         str(root),
         f"could not take the lock {path} within {timeout:g} s: "

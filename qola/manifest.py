@@ -18,6 +18,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SCHEMA = 1
+BOM = "\ufeff"
 DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches")
 
 _FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
@@ -35,6 +36,8 @@ _DOTS = re.compile(r"\s*\.\s*")
 _KEY = re.compile(r"^\s*[\"']?([^\"'=\s]+?)[\"']?\s*=")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_OFF_LIMITS = "git's own folders are off limits"
+_SIMPLER = "a manifest is a short TOML file; check that this is the file you meant"
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,9 @@ def load(path: Path, root: Path | None = None) -> Manifest:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ManifestError(str(path), f"not UTF-8 text (byte {exc.start})") from None
+    # Editors on Windows start UTF-8 files with a byte order mark, which TOML does not
+    # allow; it carries no meaning, so it is skipped (and bump/freeze write it back).
+    text = text.removeprefix(BOM)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -106,7 +112,25 @@ def load(path: Path, root: Path | None = None) -> Manifest:
             f"invalid TOML: {problem}",
             "fix the syntax there; the manifest is TOML (https://toml.io)",
         ) from None
-    return _Loader(path, text, data, root).load()
+    except Exception as exc:
+        # Whatever else a document does to the parser is still an invalid manifest (exit 2):
+        # tomllib recurses once per nesting level, so some hundreds of [[[...]]] exhaust
+        # the stack (RecursionError).
+        problem = f"cannot parse the manifest: {_why(exc)}"
+        raise ManifestError(str(path), problem, _SIMPLER) from None
+    try:
+        return _Loader(path, text, data, root).load()
+    except (RecursionError, MemoryError) as exc:
+        problem = f"cannot read the manifest: {_why(exc)}"
+        raise ManifestError(str(path), problem, _SIMPLER) from None
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "it is too large to hold in memory"
+    return f"{type(exc).__name__}: {exc}"[:200]
 
 
 def _toml_error(text: str, exc: ValueError) -> tuple[str, str]:
@@ -134,6 +158,7 @@ class _Loader:
         self._lines: _Lines | None = None
         self._real_root: tuple[Path, str] | None = None
         self._modules_by_path: dict[str, gitconfig.Submodule] | None = None
+        self._git_dirs: dict[str, bool] = {}  # real folder -> is a git dir
 
     def line(self, where: str) -> int | None:
         if self._lines is None:
@@ -188,25 +213,99 @@ class _Loader:
 
     def _root(self, qola: dict[str, Any]) -> Path:
         if self.root_arg is not None:
+            # The command line may point anywhere (its user chose), but never into git's
+            # own folders.
             root = Path(os.path.abspath(self.root_arg))
             if not root.is_dir():
                 raise ManifestError(
                     str(root), "the root folder does not exist", "check --root (or QOLA_ROOT)"
                 )
-            return root
-        if "root" in qola:
-            value = qola["root"]
-            if not isinstance(value, str) or not value:
-                raise self.fail("qola.root", "must be a non-empty string")
-            root = Path(os.path.abspath(self.path.parent / value))
-            if not root.is_dir():
-                raise self.fail(
-                    "qola.root",
-                    f"{root} is not a folder",
-                    f"[qola] root is relative to the manifest's folder, {self.path.parent}",
+            inside = self._git_dir_on(os.path.realpath(root))
+            if inside is not None:
+                raise ManifestError(
+                    str(root),
+                    f"the root lies inside the git dir {inside}",
+                    "give the top of the work tree (the folder holding .git), not git's own",
                 )
             return root
-        return repository_top(self.path.parent)
+        if "root" in qola:
+            return self._qola_root(qola["root"])
+        root = repository_top(self.path.parent)
+        inside = self._git_dir_on(os.path.realpath(root))
+        if inside is not None:  # a manifest in no work tree, inside a bare repository
+            raise ManifestError(
+                str(self.path),
+                f"its folder lies inside the git dir {inside}",
+                "keep the manifest in a work tree, or pass --root",
+            )
+        return root
+
+    def _qola_root(self, value: Any) -> Path:
+        """`[qola] root`: the rules of a path, but relative to the manifest's folder, where
+        `..` may climb up to the top of the repository holding the manifest (no further)."""
+        where = "qola.root"
+        if not isinstance(value, str) or not value:
+            raise self.fail(where, "must be a non-empty string")
+        here = self.path.parent
+        top = repository_top(here)
+        plain = f"write a folder relative to the manifest's, {here}, inside {top}"
+        if _CONTROL.search(value):
+            raise self.fail(where, f"{value!r} contains control characters", plain)
+        if "\\" in value:
+            raise self.fail(where, f"{value!r} contains '\\'", "separate folders with '/'")
+        if value.startswith("/") or _DRIVE.match(value):
+            raise self.fail(where, f"{value!r} is absolute", f"{plain}; or pass --root")
+        if any(part.lower() == ".git" for part in PurePosixPath(value).parts):
+            raise self.fail(where, f"{value!r} has a .git component", _OFF_LIMITS)
+        root = Path(os.path.normpath(here / value))
+        if os.path.commonpath([top, root]) != str(top):
+            raise self.fail(
+                where,
+                f"{value!r} leaves {top}, the repository holding the manifest",
+                "a manifest may only point inside its own repository; to use another "
+                "folder, pass --root (or QOLA_ROOT) on the command line",
+            )
+        if not root.is_dir():
+            raise self.fail(
+                where,
+                f"{root} is not a folder",
+                f"[qola] root is relative to the manifest's folder, {here}",
+            )
+        real_top, real = os.path.realpath(top), os.path.realpath(root)
+        if os.path.commonpath([real_top, real]) != real_top:
+            raise self.fail(
+                where,
+                f"{value!r} leaves {top} through a symlink (to {real})",
+                "a manifest may only point inside its own repository; to use another "
+                "folder, pass --root (or QOLA_ROOT) on the command line",
+            )
+        inside = self._git_dir_on(real)
+        if inside is not None:
+            raise self.fail(where, f"{value!r} leads into the git dir {inside}", _OFF_LIMITS)
+        return root
+
+    def _git_dir_on(self, real: str) -> str | None:
+        """The first folder on the real path `real` that is a git dir, if any.
+
+        A name like `.git` is refused as written; this catches the same folder reached
+        through a symbolic link, and git dirs of other names (bare repositories,
+        .git/modules/<name>) — anywhere qola would write into git's own files.
+        """
+        folder = real
+        chain = []
+        while True:
+            chain.append(folder)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+        for folder in reversed(chain):  # from / down: the outermost git dir is named
+            known = self._git_dirs.get(folder)
+            if known is None:
+                known = self._git_dirs[folder] = _is_git_dir(folder)
+            if known:
+                return folder
+        return None
 
     def _dep(self, name: str, table: Any, root: Path, modules: list[gitconfig.Submodule]) -> Dep:
         where = f"deps.{name}"
@@ -365,6 +464,13 @@ class _Loader:
                 f"{value!r} leaves the root through a symlink (to {real})",
                 f"paths must stay inside the root, {real_root}",
             )
+        inside = self._git_dir_on(real)
+        if inside is not None:
+            raise self.fail(
+                where,
+                f"{value!r} leads into the git dir {inside} through a symlink",
+                "git's own folders are off limits",
+            )
         return norm
 
     def _url(self, where: str, value: str, root: Path) -> str:
@@ -437,6 +543,20 @@ def _check_name(loader: _Loader, where: str, name: str) -> None:
             f"{name!r} is not a usable dependency name",
             "use letters, digits, '_' and '-', starting with a letter or digit",
         )
+
+
+def _is_git_dir(folder: str) -> bool:
+    """Would git take folder for a git dir? Named .git, or HEAD with objects/ and refs/
+    (git's is_git_directory(); a linked worktree's git dir has a commondir instead)."""
+    if os.path.basename(folder).lower() == ".git":
+        return True
+    if not os.path.isfile(os.path.join(folder, "HEAD")):
+        return False  # the one look most folders need
+    if os.path.isfile(os.path.join(folder, "commondir")):
+        return True
+    return os.path.isdir(os.path.join(folder, "objects")) and os.path.isdir(
+        os.path.join(folder, "refs")
+    )
 
 
 def repository_top(folder: Path) -> Path:

@@ -183,7 +183,8 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
     from qola import stamp
     from qola.errors import QolaError
     from qola.manifest import load
-    from qola.observe import observe, override_variable
+    from qola.names import override_variable
+    from qola.observe import observe
 
     manifest_path = Path(invocation["manifest"])
     cmake_out = invocation["cmake_out"]
@@ -270,7 +271,9 @@ def _stamp_file(invocation: dict[str, Any]) -> str | None:
     if gitdir is None:
         return None
     key = hashlib.sha256(json.dumps(invocation, sort_keys=True).encode()).hexdigest()[:32]
-    return os.path.join(gitdir, "qola", "noop", f"{key}.json")
+    from qola import store
+
+    return store.noop_stamp(gitdir, key)
 
 
 def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[str] | None:
@@ -313,12 +316,7 @@ def _write_stamp(
         "entries": [[os.path.abspath(p), expectation] for p, expectation in pairs],
         "lines": lines,
     }
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data))
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    from qola import store
+
+    with contextlib.suppress(OSError):
+        store.write_file(path, json.dumps(data).encode(), store.noop_stamp_gitdir(path))

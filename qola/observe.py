@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitconfig, gitfiles, patches
+from qola import gitconfig, gitfiles, names, patches
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
 
@@ -125,12 +125,8 @@ class LocalWork:
 
 def override_dir(name: str) -> Path | None:
     """The QOLA_SOURCE_DIR_<NAME> folder for a dependency, when one is set."""
-    value = os.environ.get(override_variable(name))
+    value = os.environ.get(names.override_variable(name))
     return Path(os.path.abspath(value)) if value else None
-
-
-def override_variable(name: str) -> str:
-    return "QOLA_SOURCE_DIR_" + re.sub(r"[^A-Za-z0-9_]", "_", name).upper()
 
 
 def observe(

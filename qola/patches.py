@@ -125,12 +125,27 @@ def remembered(gitdir: Path, series: Series, base: str) -> Applied | None:
 
 
 def remember(gitdir: Path, series: Series, applied: Applied) -> None:
-    data: dict[str, object] = {
-        "base": applied.base,
-        "chain": list(applied.chain),
-        "names": list(applied.names),
-    }
-    gitfiles.write_commit_cache(gitdir, series.fingerprint(applied.base), data, folder="series")
+    """Record what series produced on base: how qola (and its no-op) recognise it later.
+
+    Not a cache that may fail quietly: without the record a patched HEAD cannot be told
+    from someone's commits, so a record that cannot be written stops the move (exit 3).
+    """
+    import json
+
+    from qola import store
+
+    data = {"base": applied.base, "chain": list(applied.chain), "names": list(applied.names)}
+    path = store.record_file(gitdir, "series", series.fingerprint(applied.base))
+    text = json.dumps(data, sort_keys=True)
+    try:
+        store.write_file(path, text.encode(), gitfiles.common_dir(gitdir))
+    except OSError as error:
+        raise GitError(
+            str(gitdir),
+            f"cannot record the result of the patch series in {error.filename or path}: "
+            f"{error.strerror}",
+            f"remove {error.filename}" if store.is_unsafe(error) else "make the git dir writable",
+        ) from None
 
 
 def build(

@@ -1,19 +1,39 @@
 """Finish what a killed run left half-done in a dependency, before anything else looks at it.
 
-A run that moves an existing dependency writes `<gitdir>/qola/moving` once
-its local work has been checked, and removes it when the move is over or git
-reported an error (git checks before it writes, and the normal path copes with
-what a clean failure leaves); both happen under the root's lock (qola.lock).
-So a later run, holding that lock, that finds the marker knows the run that
-wrote it was killed mid-move (SIGKILL, SIGINT, SIGTERM, OOM, power loss).
+A run that moves an existing dependency writes a record of the move
+(store.moving_marker: `<gitdir>/qola/moving`) before the first step that can
+leave git state behind: before `--force` saves and resets local work, before
+the fetch, the checkout, the nested submodules and their patches. It removes
+the record when the move is over, or when git reported an error (git checks
+before it writes, and the normal path copes with what a clean failure
+leaves). Both happen under the root's lock, so a later run holding that lock
+that finds the record knows the run that wrote it was killed mid-move
+(SIGKILL, SIGINT, SIGTERM, OOM, power loss).
 
-What such a run can leave: git's own lock files (`index.lock`, `shallow.lock`
-…), which make every later git command in the repository fail, and a work
-tree half-way between the old commit and the pin (git writes the files before
-the index and HEAD). The marker is written only after the local-work check
-passed (or `--force` saved the work), so at that moment no tracked file was
-modified: differences found afterwards are the dying git's. They are saved
-anyway, under refs/qola/backup/<name>/, and then the move is completed.
+Such a run can leave git's own lock files (`index.lock`, `shallow.lock` ...),
+which make every later git command in the repository fail; a work tree
+half-way between two commits (git writes the files before the index and
+HEAD), in the dependency or in a nested submodule; and, killed before
+`--force` saved it, the user's own work. The record says where HEAD was and
+where the move takes it. So repair:
+
+1. removes git's lock files younger than the record (the dying git's);
+2. when HEAD is still where the move started, saves what differs from HEAD
+   (a stash commit), and HEAD itself when no ref holds it, in the dependency
+   and every nested repository, under refs/qola/backup/<name>/...-interrupted,
+   resets what it saved, then checks the pin out when it is present;
+3. when HEAD is already where the move was going (git's checkout finished),
+   leaves the dependency's own files alone (what differs now is the user's,
+   which the normal path protects) and saves and resets only the nested
+   repositories, which git was still updating;
+4. when HEAD is somewhere else (moved by hand since), touches nothing but the
+   lock files;
+5. records the pin as qola's (refs/qola/pin) and updates the nested
+   submodules; the normal path then does the rest (a fetch, the patches).
+
+The record is written whole (a new file renamed into place), so qola can
+always read its own. One it cannot read is not qola's, and is no licence to
+delete anything: repair stops (exit 3) and says what it found.
 
 Clones need none of this: they happen in a temporary folder (apply.py).
 """
@@ -22,36 +42,55 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from contextlib import suppress
 from pathlib import Path
 
-from qola import gitfiles
+from qola import gitfiles, store
+from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep
-from qola.observe import has_commit
+from qola.observe import has_commit, head_sha, index_gitlinks
 
-_MARKER = Path("qola") / "moving"
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").
 _LOCK_SUFFIX = ".lock"
 _CLOCK_SLACK = 2.0  # seconds: file times and time.time() may disagree a little
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
-def begin(worktree: Path) -> None:
-    """Record that a move of this dependency starts (after its local work was checked)."""
+def begin(worktree: Path, head: str | None, target: str | None) -> None:
+    """Record that a move of this dependency from head to target (None: not known yet)
+    starts, or has learnt its target; a GitError (exit 3) if it cannot be recorded."""
     gitdir = gitfiles.git_dir(worktree)
-    if gitdir is not None:
-        marker = gitdir / _MARKER
-        marker.parent.mkdir(exist_ok=True)
-        marker.write_text(json.dumps({"pid": os.getpid(), "started": time.time()}) + "\n")
+    if gitdir is None:
+        return
+    marker = store.moving_marker(gitdir)
+    record = {"pid": os.getpid(), "started": time.time(), "from": head, "to": target}
+    try:
+        store.write_file(marker, (json.dumps(record) + "\n").encode(), gitdir)
+    except OSError as error:
+        # Without the record a kill could not be repaired: nothing is moved then.
+        raise GitError(
+            str(worktree),
+            f"cannot write {error.filename or marker}: {error.strerror}; nothing was moved",
+            f"remove {error.filename} (qola makes its own)"
+            if store.is_unsafe(error)
+            else "make the git dir writable or free some space, then run again",
+        ) from None
 
 
 def end(worktree: Path) -> None:
-    """Record that the move is over (or failed cleanly); only a kill leaves the marker."""
+    """Record that the move is over (or failed cleanly); only a kill leaves the record."""
     gitdir = gitfiles.git_dir(worktree)
     if gitdir is not None:
         with suppress(OSError):  # also on a read-only file system, where begin() failed
-            (gitdir / _MARKER).unlink()
+            store.remove_file(store.moving_marker(gitdir), gitdir)
+
+
+def save(runner: Runner, tree: Path, ref: str, sha: str, subject: str) -> None:
+    """Create ref at sha; git refuses (GitError) rather than replace a ref that exists."""
+    runner.run(tree, "update-ref", "--no-deref", ref, sha, "0" * len(sha), subject=subject)
 
 
 def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
@@ -59,49 +98,118 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
     gitdir = gitfiles.git_dir(worktree)
     if gitdir is None:
         return []
-    marker = gitdir / _MARKER
-    try:
-        started = float(json.loads(marker.read_text())["started"])
-    except FileNotFoundError:
+    marker = store.moving_marker(gitdir)
+    if not os.path.lexists(marker):
         return []
-    except (OSError, ValueError, KeyError, TypeError):
-        started = 0.0  # a marker cut short by the kill: any lock may be the dead run's
+    started, moved_from, moved_to = _record(marker, gitdir, worktree)
     notes = [f"an earlier run did not finish moving {dep.path}; finishing its work"]
     for lock in _stale_locks(gitfiles.common_dir(gitdir), started - _CLOCK_SLACK):
         with suppress(OSError):
             lock.unlink()
             notes.append(f"removed {lock}, left by that run")
-    notes.extend(_save_and_reset(runner, worktree, dep))
-    if has_commit(runner, worktree, dep.commit):
-        # The pin was fetched before the kill: complete the checkout. -f, because the
-        # dying checkout may have written files of the pin that the old index lacks.
-        runner.run(worktree, "checkout", "-q", "-f", "--detach", dep.commit, subject=dep.name)
-        if dep.submodules:
-            runner.run(worktree, "submodule", "sync", "-q", "--recursive", subject=dep.name)
-            update = ("submodule", "update", "-q", "--init", "--checkout", "--force")
-            runner.run(worktree, *update, "--recursive", subject=dep.name, network=True)
-    marker.unlink()
+    head = gitfiles.read_head(gitdir)[0] or head_sha(runner, worktree)
+    if moved_to is not None and head == moved_to:
+        # git's checkout of the dependency finished: what differs in it now is the user's.
+        for nested, tree in _repositories(runner, worktree)[1:]:
+            notes.extend(_save_and_reset(runner, nested, tree, dep))
+        _settle(runner, worktree, dep, moved_to)
+    elif moved_from is None or head == moved_from:
+        for nested, tree in _repositories(runner, worktree):
+            notes.extend(_save_and_reset(runner, nested, tree, dep))
+        if has_commit(runner, worktree, dep.commit):
+            # The pin was fetched before the kill: complete the checkout. -f, because the
+            # dying checkout may have written files of the pin that the old index lacks.
+            runner.run(worktree, "checkout", "-q", "-f", "--detach", dep.commit, subject=dep.name)
+            _settle(runner, worktree, dep, dep.commit)
+    else:
+        notes.append(f"{dep.path} was moved to {head or 'an unreadable HEAD'} since; left as is")
+    store.remove_file(marker, gitdir)
     return notes
+
+
+def _settle(runner: Runner, worktree: Path, dep: Dep, head: str) -> None:
+    """Record head as qola's and bring the nested submodules to its gitlinks."""
+    runner.run(worktree, "update-ref", "--no-deref", store.PIN_REF, head, subject=dep.name)
+    if dep.submodules:
+        runner.run(worktree, "submodule", "sync", "-q", "--recursive", subject=dep.name)
+        update = ("submodule", "update", "-q", "--init", "--checkout", "--force")
+        runner.run(worktree, *update, "--recursive", subject=dep.name, network=True)
+
+
+def _record(marker: Path, gitdir: Path, worktree: Path) -> tuple[float, str | None, str | None]:
+    """(start time, HEAD before, HEAD wanted) of the recorded move; GitError when the
+    record is not qola's."""
+    data = store.read_file(marker, gitdir)
+    problem = None
+    if data is None:
+        problem = "it is not a regular file qola can read"
+    else:
+        try:
+            record = json.loads(data)
+            started = float(record["started"])
+            ends = [record.get(end) for end in ("from", "to")]
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            problem = f"it is not qola's record of a move ({type(error).__name__})"
+        else:
+            if any(end is not None and not (isinstance(end, str) and _SHA.match(end))
+                   for end in ends):  # fmt: skip
+                problem = "it names commits that are no commits"
+            elif started == started and started not in (float("inf"), float("-inf")):
+                return started, ends[0], ends[1]
+            else:
+                problem = "its start time is not a number"
+    raise GitError(
+        str(worktree),
+        f"found {marker}, but {problem}; qola will not guess what the run that left it "
+        "was doing, so it removes nothing",
+        f"check the repository (git -C {worktree} status), remove {marker}, and run again",
+    )
 
 
 def _stale_locks(gitdir: Path, since: float) -> list[Path]:
     found = []
-    for folder, _dirs, files in os.walk(gitdir):
+    for folder, _dirs, files in os.walk(gitdir):  # does not follow links to folders
         for name in files:
             path = Path(folder, name)
-            if name.endswith(_LOCK_SUFFIX) and name != "qola.lock":
+            if name.endswith(_LOCK_SUFFIX) and name != store.LOCK_NAME:
                 with suppress(OSError):
-                    if path.stat().st_mtime >= since:
+                    if path.lstat().st_mtime >= since:
                         found.append(path)
     return found
 
 
-def _save_and_reset(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
-    stash = runner.run(worktree, "stash", "create", check=False).stdout.strip()
-    if not stash:
-        return []
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    ref = f"refs/qola/backup/{dep.name}/{stamp}-interrupted"
-    runner.run(worktree, "update-ref", ref, stash, subject=dep.name)
-    runner.run(worktree, "reset", "-q", "--hard", subject=dep.name)
-    return [f"saved what that run left modified as {ref}"]
+def _repositories(runner: Runner, worktree: Path, prefix: str = "") -> list[tuple[str, Path]]:
+    """The dependency and every nested submodule checked out in it: (path in dep, folder)."""
+    found = [(prefix.rstrip("/"), worktree)]
+    for path in index_gitlinks(runner, worktree):
+        tree = worktree / path
+        if gitfiles.git_dir(tree) is not None:
+            found += _repositories(runner, tree, f"{prefix}{path}/")
+    return found
+
+
+def _save_and_reset(runner: Runner, nested: str, tree: Path, dep: Dep) -> list[str]:
+    """Keep what a repository holds that moving would lose; then clear the way for git."""
+    label = f"{dep.path}/{nested}" if nested else dep.path
+    notes = []
+    stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
+    if _SHA.match(stash):
+        ref = store.backup_ref(dep.name, nested, "interrupted")
+        save(runner, tree, ref, stash, dep.name)
+        runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
+        notes.append(
+            f"saved what {label} held modified as {ref}; "
+            f"restore with: git -C {tree} stash apply {ref}"
+        )
+    unsaved = runner.run(
+        tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
+        f"--glob={store.QOLA_REFS}/*", "--", check=False,
+    ).stdout.strip()  # fmt: skip
+    if _SHA.match(unsaved):
+        ref = store.backup_ref(dep.name, nested, "interrupted-head")
+        save(runner, tree, ref, unsaved, dep.name)
+        notes.append(
+            f"saved the commits of {label} as {ref}; "
+            f"restore with: git -C {tree} switch -c rescued {ref}"
+        )
+    return notes

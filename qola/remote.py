@@ -18,13 +18,13 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from qola import bump, gitfiles
+from qola import bump, gitfiles, store
 from qola.git import Runner, command_error
 from qola.manifest import Dep, Manifest
 from qola.observe import has_commit
 from qola.verify import UNREACHABLE, Problem, Report
 
-_PROBE_REF = "refs/qola/track"
+_PROBE_REF = store.PROBE_REF
 _SLACK = 86400  # a day of clock skew between the pin's commit and the ones after it
 
 

@@ -18,15 +18,20 @@ unwinds through it). SIGTERM and SIGHUP kill a Python process without
 unwinding, so the command line calls `install_signal_handlers()` once at
 start: the handlers remove every shim at once, then raise KeyboardInterrupt
 (SIGINT) or `Terminated` (a SystemExit with code 128 + signal: 143 for SIGTERM).
-Nothing can remove it after SIGKILL.
+Nothing can remove it after SIGKILL; so the folder is named after its owner
+(`qola-shim-<pid>-<start time>-<random>`) and every new shim first removes
+those of owners that are gone (a pid that no longer runs, or runs a process
+started at another time).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -42,6 +47,9 @@ StrPath = Union[str, "os.PathLike[str]"]
 
 MODES = ("scoped", "all", "off")
 
+_PREFIX = "qola-shim-"
+_UNKNOWN = "x"  # a start time that could not be read
+_OWNED = re.compile(r"qola-shim-(\d+)-(\d+|x)-.+")
 _CONFIG_NAME = "gitconfig"
 _TRUSTED_NAME = "trusted"  # the trusted values, NUL-separated: what add() merges with
 _LOCK_NAME = "lock"
@@ -141,7 +149,9 @@ def shim(mode: str, repos: Iterable[StrPath] = ()) -> Iterator[Shim]:
     if mode == "off":
         yield Shim(mode, None)
         return
-    env = Shim(mode, Path(tempfile.mkdtemp(prefix="qola-shim-")))  # mkdtemp: 0700
+    sweep_abandoned(Path(tempfile.gettempdir()))
+    owner = f"{_PREFIX}{os.getpid()}-{_process_start(os.getpid()) or _UNKNOWN}-"
+    env = Shim(mode, Path(tempfile.mkdtemp(prefix=owner)))  # mkdtemp: 0700
     _live[id(env)] = env
     try:
         env._write_initial(
@@ -151,6 +161,50 @@ def shim(mode: str, repos: Iterable[StrPath] = ()) -> Iterator[Shim]:
         yield env
     finally:
         env.close()
+
+
+def sweep_abandoned(folder: Path) -> list[Path]:
+    """Remove the shim folders (of this user) in folder whose run is gone; returns them."""
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _OWNED.fullmatch(entry.name)
+        if match is None or _owner_runs(int(match.group(1)), match.group(2)):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        # Only real folders of this user: never one another user made under this name.
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _owner_runs(pid: int, start: str) -> bool:
+    from qola.store import is_alive
+
+    if not is_alive(pid):
+        return False
+    now = _process_start(pid)
+    # The same pid started at another time is another process (pids are reused).
+    return start == _UNKNOWN or now is None or now == start
+
+
+def _process_start(pid: int) -> str | None:
+    """When the process started (clock ticks since boot, /proc/<pid>/stat field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None  # no /proc (macOS, Windows): the pid alone must do
+    # Field 2 is the command in parentheses and may hold spaces: count after its end.
+    fields = data.rsplit(b")", 1)[-1].split()
+    return fields[19].decode() if len(fields) > 19 and fields[19].isdigit() else None
 
 
 def check_mode(mode: str) -> str:
@@ -383,15 +437,10 @@ def _read_trusted(folder: Path) -> list[str]:
 
 def _write(path: Path, text: str) -> None:
     """Replace path atomically with a 0600 file: git never reads half a file."""
+    from qola import store
+
     # os.fsencode keeps bytes of non-UTF-8 paths exactly (surrogateescape).
-    data = os.fsencode(text)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o600)  # whatever the umask
-        handle.write(data)
-    os.replace(tmp, path)
+    store.write_file(path, os.fsencode(text), path.parent, mode=0o600)
 
 
 @contextlib.contextmanager
@@ -402,7 +451,9 @@ def _file_lock(path: Path) -> Iterator[None]:
         return
     import fcntl
 
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    from qola import store
+
+    fd = store.open_lock(path, mode=0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -39,21 +39,26 @@ def head(repo: Path) -> str:
 
 
 def without_noop_stamps(state: dict[str, str]) -> dict[str, str]:
-    """A snapshot less the no-op's stamps (the root's .git/qola/noop/, see qola/noop.py)."""
+    """A snapshot (of a root) less the no-op's stamps, where store.noop_stamps keeps them."""
+    from qola import store
+
+    folder = store.noop_stamps(Path(".git")).as_posix()
     return {
         k: v
         for k, v in state.items()
-        if not k.startswith(".git/qola/noop") and (k, v) != (".git/qola/", "dir")
+        if not k.startswith(folder) and (k, v) != (f"{Path(folder).parent.as_posix()}/", "dir")
     }
 
 
 def snapshot(root: Path) -> dict[str, str]:
     """Every file and link below root (work trees and .git alike) with a digest of it."""
+    from qola import store
+
     state: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames) + [d for d in dirnames if os.path.islink(Path(dirpath, d))]:
-            if name == "qola.lock" and Path(dirpath).name == ".git":
+            if name == store.LOCK_NAME and Path(dirpath).name == ".git":
                 continue  # the root's lock file: empty, and there only to be locked
             path = Path(dirpath, name)
             rel = str(path.relative_to(root))
@@ -124,8 +129,11 @@ def large_project(root: Path, url: Path | str, pin: str) -> Path:
 
 
 def temp_clones(root: Path) -> list[Path]:
-    """qola's temporary clones of `big` (see apply.py) that are still there."""
-    return list((root / "3rdparty").glob(".big.qola-clone-*"))
+    """qola's temporary clones of `big` (store.temp_clone) that are still there."""
+    from qola import store
+
+    model = store.temp_clone(root / "3rdparty" / "big")
+    return list(model.parent.glob(model.name.rsplit("-", 1)[0] + "-*"))
 
 
 # Git protocol v0, where a server without uploadpack.allowAnySHA1InWant refuses a SHA that

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from repos import PROTOCOL_V0, commit_file, git, head, snapshot, without_noop_stamps
 
+from qola import store
+
 
 def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstream, run_qola):
     project = make_project()
@@ -74,7 +76,7 @@ def test_checkout_noop_runs_no_git_and_changes_nothing(pinned_clean, tmp_path):
     assert proc.stderr == ""
     # Nothing changed but the no-op's own stamp in the root's git dir (qola/noop.py).
     after = snapshot(pinned_clean.root)
-    assert any(k.startswith(".git/qola/noop/") for k in after)
+    assert any(k.startswith(store.noop_stamps(Path(".git")).as_posix()) for k in after)
     assert without_noop_stamps(after) == before
 
 
@@ -152,8 +154,8 @@ def test_checkout_force_saves_dirty_work_and_restores(behind_pin, upstream, run_
     assert res.exit_code == 0, res.stderr
     assert head(behind_pin.lib) == upstream.lib_tip
     assert (behind_pin.lib / "lib.txt").read_text() == "lib v4\n"
-    refs = git(behind_pin.lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/")
-    assert refs.startswith("refs/qola/backup/lib/")
+    refs = git(behind_pin.lib, "for-each-ref", "--format=%(refname)", store.BACKUP_PREFIX)
+    assert refs.startswith(store.backup_prefix("lib"))
     assert f"restore with: git -C {behind_pin.lib} stash apply {refs}" in res.stderr
     # The saved work really comes back.
     git(behind_pin.lib, "checkout", "-q", "--detach", upstream.lib_v2)
@@ -167,7 +169,7 @@ def test_checkout_force_saves_unsaved_commits(behind_pin, upstream, run_qola):
     assert res.exit_code == 0, res.stderr
     assert head(behind_pin.lib) == upstream.lib_tip
     refs = git(
-        behind_pin.lib, "for-each-ref", "--format=%(refname) %(objectname)", "refs/qola/backup/"
+        behind_pin.lib, "for-each-ref", "--format=%(refname) %(objectname)", store.BACKUP_PREFIX
     )
     assert refs.endswith(" " + sha)
     assert "saved the commits of 3rdparty/lib" in res.stderr

@@ -22,6 +22,7 @@ from conftest import Upstream
 from repos import git, head
 
 import qola
+from qola import store
 from qola.cmake_out import cmake_dir
 
 REPO = Path(__file__).resolve().parent.parent  # the checkout under test
@@ -421,7 +422,7 @@ def test_local_work_stops_configure_with_force_hint_and_qola_force_moves_on(
     consumer.configure("-DQOLA_FORCE=ON")
 
     assert head(consumer.lib) == upstream.lib_v2
-    assert git(consumer.lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/")
+    assert git(consumer.lib, "for-each-ref", "--format=%(refname)", store.BACKUP_PREFIX)
 
 
 def test_source_dir_cache_variable_uses_folder_as_is(

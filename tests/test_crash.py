@@ -10,6 +10,9 @@ import procs
 import pytest
 from repos import git, head, large_project, temp_clones
 
+from qola import store
+from qola.lock import lock_path
+
 
 def _clone_started(root: Path) -> bool:
     return bool(temp_clones(root))
@@ -104,7 +107,8 @@ def test_sigkill_during_a_move_then_rerun_succeeds_and_keeps_work(
             rerun.stderr
         )
         # What the dying checkout left differing from the index was saved, not dropped.
-        [saved] = git(lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/big").split()
+        prefix = store.backup_prefix("big")
+        [saved] = git(lib, "for-each-ref", "--format=%(refname)", prefix).split()
         assert saved.endswith("-interrupted")
     assert head(lib) == large_upstream.big_b
     check = procs.run("verify", "-m", str(manifest))
@@ -141,7 +145,7 @@ def test_signal_mid_checkout_cleans_up_then_rerun_finishes(
     if signum == signal.SIGINT:
         assert stderr.endswith("qola: interrupted\n")
     assert list(private_tmp.iterdir()) == []  # the shim is gone
-    assert (root / ".git" / "qola.lock").read_bytes() == b""  # the lock record too
+    assert lock_path(root).read_bytes() == b""  # the lock record too
     assert head(lib) == large_upstream.big_a  # stopped half-way
     rerun = procs.run("checkout", "-m", str(manifest))
     assert rerun.returncode == 0, rerun.stderr

@@ -8,6 +8,8 @@ from pathlib import Path
 from conftest import Upstream
 from repos import commit_file, git, head, init_repo, snapshot
 
+from qola import store
+
 
 def multi_project(root: Path, deps: dict[str, tuple[str, str]]) -> Path:
     """A superproject pinning each name to (url, commit) at 3rdparty/<name>."""
@@ -64,7 +66,8 @@ def test_second_checkout_with_cache_borrows_and_fetches_nothing(
     res = run_qola("checkout", "--cache", str(cache), "-m", str(first))
     assert res.exit_code == 0, res.stderr
     (mirror,) = cache.glob("upstream-lib-*.git")
-    assert git(mirror, "rev-parse", f"refs/qola/pins/{upstream.lib_v2}") == upstream.lib_v2
+    pin_ref = f"{store.MIRROR_PIN_PREFIX}/{upstream.lib_v2}"
+    assert git(mirror, "rev-parse", pin_ref) == upstream.lib_v2
 
     # The upstream is gone: a second folder still checks out, from the cache alone.
     shutil.rmtree(source)

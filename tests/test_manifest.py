@@ -690,9 +690,9 @@ def test_root_option_naming_no_folder_is_rejected(
 
 
 def test_qola_root_naming_no_folder_is_rejected(empty_root: Root, run_qola: RunQola) -> None:
-    manifest = empty_root.write('[qola]\nroot = "../nowhere"\n\n' + aiter())
+    manifest = empty_root.write('[qola]\nroot = "nowhere"\n\n' + aiter())
     assert rejected(run_qola, manifest, empty_root.path) == (
-        f"qola: {manifest}:2: qola.root: {empty_root.path.parent / 'nowhere'} is not a folder\n"
+        f"qola: {manifest}:2: qola.root: {empty_root.path / 'nowhere'} is not a folder\n"
         f"hint: [qola] root is relative to the manifest's folder, {empty_root.path}\n"
     )
 

@@ -9,6 +9,8 @@ import procs
 import servers
 from repos import PROTOCOL_V0, head, large_project, snapshot, temp_clones
 
+from qola import store
+
 
 def point_at(project, url: str) -> None:
     text = project.manifest.read_text()
@@ -99,7 +101,7 @@ def test_existing_dep_whose_remote_is_gone_changes_nothing(behind_pin, upstream,
         k: v for k, v in before.items() if k != fetch_head
     }
     assert head(behind_pin.lib) == upstream.lib_v2
-    assert not (behind_pin.lib / ".git" / "qola" / "moving").exists()
+    assert not store.moving_marker(behind_pin.lib / ".git").exists()
 
 
 def test_one_failing_remote_does_not_stop_or_spoil_the_other(make_project, upstream):

@@ -12,6 +12,8 @@ import pytest
 from procs import noop_declined as declined
 from repos import git, head, snapshot, without_noop_stamps
 
+from qola import store
+
 # Runs `python -m qola.cli ARGS` exactly as CMake does, and reports at exit which of the
 # heavy modules the process loaded: the no-op must have loaded neither.
 PROBE = """
@@ -158,7 +160,7 @@ def test_console_script_and_module_answer_the_noop(pinned_clean):
 
 
 def stamps(project) -> list[Path]:
-    return sorted((project.root / ".git" / "qola" / "noop").glob("*.json"))
+    return sorted(store.noop_stamps(project.root / ".git").glob("*.json"))
 
 
 def test_second_noop_answers_from_its_stamp_without_loading_the_manifest(pinned_clean, run_qola):

@@ -15,6 +15,8 @@ import pytest
 from conftest import Project, Upstream
 from repos import commit_file, git, head, snapshot, without_noop_stamps
 
+from qola import store
+
 SERIES = "patches/lib"
 
 
@@ -137,7 +139,7 @@ def test_two_clones_get_the_same_patched_commit(make_project, texts, run_qola):
 
 def test_patched_head_is_found_again_when_qola_forgot_it(patched, run_qola):
     """With qola's memory of the series gone, verify works the commit out, writing nothing."""
-    memory = patched.lib / ".git" / "qola" / "series"
+    memory = store.record_file(patched.lib / ".git", "series", "any").parent
     for item in memory.iterdir():
         item.unlink()
     before = snapshot(patched.root)
@@ -389,7 +391,7 @@ def test_noop_stamp_sees_an_edited_patch(patched, texts):
         return not procs.noop_declined(["checkout", "-q"], patched.root)
 
     assert answered()  # and stamped
-    assert list((patched.root / ".git" / "qola" / "noop").glob("*.json"))
+    assert list(store.noop_stamps(patched.root / ".git").glob("*.json"))
     assert answered()  # from the stamp
     edited = {"0001-readme.patch": texts.readme_other, "0002-lib.patch": texts.lib_txt}
     write_series(patched, edited)

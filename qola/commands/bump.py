@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import console
-from qola.session import Common, finite, session
+from qola.session import Common, Session, finite, session
 
 if TYPE_CHECKING:
+    from qola.bump import Move
     from qola.checkout import Result
 
 
@@ -50,6 +52,8 @@ def bump(
         move = moves.describe(sess.runner, move, worktree, allow_downgrade)
         if move.old == move.new:
             console.result(f"{dep.name} is already at {new[:12]} ({move.ref})")
+            if do_commit and not dry_run:
+                _finish_commit(sess, move, worktree)
             return 0
         console.result(move.headline())
         for line in move.log:
@@ -74,7 +78,7 @@ def bump(
         gitlink = moves.root_gitlink(sess.runner, sess.manifest, dep)
         moves.write_manifest(sess.manifest, raw, new_text)
         sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
-        if gitlink is not None:
+        if gitlink is not None and not do_commit:  # a commit stages it with the manifest
             moves.stage_gitlink(sess.runner, sess.manifest, dep, new)
             sess.note(f"{dep.name}: staged the gitlink {dep.path} at {new[:12]}")
         if do_commit:
@@ -84,6 +88,23 @@ def bump(
                 f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}"
             )
         return 0
+
+
+def _finish_commit(sess: Session, move: Move, worktree: Path) -> None:
+    """Commit a pin an earlier `bump --commit` wrote but did not commit (killed between)."""
+    from qola import bump as moves
+
+    dep = move.dep
+    committed = moves.committed_pin(sess.runner, sess.manifest, dep)
+    if committed is None or committed == move.new:
+        return
+    move = moves.describe(
+        sess.runner, moves.Move(dep, committed, move.new, move.ref), worktree, True
+    )
+    links = {dep.path: move.new} if moves.root_gitlink(sess.runner, sess.manifest, dep) else {}
+    sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
+    sess.note(f"{dep.name}: the manifest pinned {move.new[:12]} but HEAD did not: committing it")
+    console.result(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {move.new[:7]}")
 
 
 def report_failures(result: Result, after: str = "") -> int:

@@ -1,0 +1,329 @@
+"""Every path and ref qola writes, and the one safe way to write a file.
+
+Where (nothing else picks a name):
+
+- `<common git dir of the root>/qola.lock`: the root's lock and its holder's
+  record (the root folder itself when it is in no repository);
+- `<git dir>/qola/moving`: a move of a dependency is under way (recovery.py);
+- `<common git dir>/qola/commits/<sha>.json`, `.../qola/series/<hash>.json`:
+  what a commit records and what a patch series produced (never stale);
+- `<git dir of the root>/qola/noop/<key>.json`: the no-op's stamps;
+- the CMake results file, where `--cmake-out` says;
+- `refs/qola/pin`: the commit qola checked out last in a repository;
+- `refs/qola/backup/<name>/[<nested path>/]<UTC time>-<pid>-<n>[-<why>]`:
+  saved local work, created only where no ref exists yet;
+- in a `--cache` folder: `<name>-<hash of URL>.git` mirrors, their `.lock`
+  files and `refs/qola/pins/<sha>`; in `verify --remote`'s scratch
+  repository, `refs/qola/track`;
+- temporary siblings: `.<name>.qola-clone-<pid>` (a clone being made),
+  `.<file>.<pid>.<n>.tmp` (a file being replaced).
+
+How: a file is written under a folder qola trusts (a git dir, or the folder
+of the CMake results file) by walking down from it without following any
+symbolic link, creating a temporary file with O_CREAT|O_EXCL|O_NOFOLLOW and
+renaming it over the name. A symlink planted at the name is replaced, never
+followed; one planted at a folder on the way stops the write (OSError with
+ELOOP or ENOTDIR). The lock is the one file opened in place: with O_NOFOLLOW,
+and refused unless it is a regular file with one link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import itertools
+import os
+import re
+import stat
+import threading
+import time
+from pathlib import Path
+
+LOCK_NAME = "qola.lock"
+QOLA_REFS = "refs/qola"  # every ref qola makes is below this
+PIN_REF = f"{QOLA_REFS}/pin"
+BACKUP_PREFIX = f"{QOLA_REFS}/backup"
+MIRROR_PIN_PREFIX = f"{QOLA_REFS}/pins"
+PROBE_REF = f"{QOLA_REFS}/track"
+_STATE = "qola"  # qola's folder inside a git dir
+_CLONE_MARK = ".qola-clone-"
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted at a name must not hang qola
+_WALKS = os.open in os.supports_dir_fd and _NOFOLLOW != 0  # POSIX; Windows writes by path
+
+_serial = itertools.count(1)  # next() is atomic under the GIL: unique within the process
+
+
+# ----------------------------------------------------------------------------- where
+
+
+def lock_file(root: Path, gitdir: Path | None) -> Path:
+    """The root's lock: in its common git dir (gitdir given), else in the root itself."""
+    return (common_dir(gitdir) if gitdir is not None else root) / LOCK_NAME
+
+
+def moving_marker(gitdir: Path) -> Path:
+    """The record of a move under way in the repository of gitdir."""
+    return gitdir / _STATE / "moving"
+
+
+def record_file(gitdir: Path, folder: str, key: str) -> Path:
+    """A remembered fact about a commit (folder "commits") or patch series ("series")."""
+    return common_dir(gitdir) / _STATE / folder / f"{key}.json"
+
+
+def noop_stamp(gitdir: str | Path, key: str) -> str:
+    """A no-op stamp (a str: the no-op path works on strings)."""
+    return os.path.join(gitdir, _STATE, "noop", f"{key}.json")
+
+
+def noop_stamps(gitdir: Path) -> Path:
+    """The folder of the no-op stamps."""
+    return gitdir / _STATE / "noop"
+
+
+def noop_stamp_gitdir(stamp: str) -> str:
+    """The git dir a no-op stamp belongs to: the folder its write starts from."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(stamp)))
+
+
+def backup_ref(name: str, nested: str = "", why: str = "") -> str:
+    """A backup ref name no other save can have: UTC time to the microsecond, pid, a counter."""
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
+    micro = int((now % 1) * 1_000_000)
+    unique = f"{stamp}.{micro:06d}Z-{os.getpid()}-{next(_serial)}"
+    tail = f"{unique}-{why}" if why else unique
+    return f"{backup_prefix(name)}{nested + '/' if nested else ''}{tail}"
+
+
+def backup_prefix(name: str) -> str:
+    """Where a dependency's backups are listed (`git for-each-ref` this)."""
+    return f"{BACKUP_PREFIX}/{name}/"
+
+
+def mirror_path(cache: Path, url: str) -> Path:
+    """The mirror for url in a cache folder: a readable name plus a hash of the whole URL."""
+    tail = url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", tail)[:40] or "repo"
+    return cache / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:16]}.git"
+
+
+def mirror_lock(mirror: Path) -> Path:
+    return mirror.with_name(mirror.name + ".lock")
+
+
+def mirror_temp(mirror: Path) -> Path:
+    """A new name for a mirror being created (it must not exist yet)."""
+    return mirror.with_name(f"{mirror.name}.tmp{os.getpid()}-{next(_serial)}")
+
+
+def temp_clone(target: Path) -> Path:
+    """Where a clone of target is made before it is renamed into place."""
+    return target.parent / f".{target.name}{_CLONE_MARK}{os.getpid()}"
+
+
+def abandoned_clones(target: Path) -> list[Path]:
+    """Temporary clones of target whose run is gone (killed mid-clone)."""
+    from glob import escape
+
+    found = []
+    # Without the dash: older qola named them `.<name>.qola-clone` too.
+    for leftover in target.parent.glob(f"{escape('.' + target.name + _CLONE_MARK[:-1])}*"):
+        pid = leftover.name.rsplit("-", 1)[-1]
+        if not (pid.isdigit() and is_alive(int(pid))):
+            found.append(leftover)
+    return found
+
+
+def is_alive(pid: int) -> bool:
+    """True when a process with this pid runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def common_dir(gitdir: Path) -> Path:
+    """Where refs, objects and shared state live (differs from gitdir for linked worktrees)."""
+    from qola import gitfiles
+
+    return gitfiles.common_dir(gitdir)
+
+
+# ----------------------------------------------------------------------------- how
+
+
+def write_file(path: Path | str, data: bytes, under: Path | str, mode: int = 0o666) -> None:
+    """Replace path (below the trusted folder `under`) with data, atomically.
+
+    Folders on the way are created; none is followed if it is a symbolic link, and
+    the file itself is renamed into place, so a link planted there is replaced and its
+    target never written. Raises OSError (ELOOP, ENOTDIR, EISDIR, ENOSPC ...).
+    """
+    folder, name = _split(path, under)
+    if not _WALKS:  # pragma: no cover - Windows: no dir_fd, no O_NOFOLLOW
+        _write_by_path(Path(under, *folder, name), data, mode)
+        return
+    dir_fd = _open_folder(under, folder, create=True)
+    try:
+        tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.{next(_serial)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode,
+                     dir_fd=dir_fd)  # fmt: skip
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+    finally:
+        os.close(dir_fd)
+
+
+def remove_file(path: Path | str, under: Path | str) -> bool:
+    """Remove path (below `under`) without following a link on the way; False if absent."""
+    folder, name = _split(path, under)
+    if not _WALKS:  # pragma: no cover
+        try:
+            os.unlink(Path(under, *folder, name))
+        except FileNotFoundError:
+            return False
+        return True
+    try:
+        dir_fd = _open_folder(under, folder, create=False)
+    except FileNotFoundError:
+        return False
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(dir_fd)
+    return True
+
+
+def read_file(path: Path | str, under: Path | str) -> bytes | None:
+    """The content of a regular file qola wrote below `under`; None when there is none.
+
+    Links are not followed (on the way or at the name), and anything but a regular
+    file (a FIFO would hang the read) counts as absent.
+    """
+    folder, name = _split(path, under)
+    try:
+        if not _WALKS:  # pragma: no cover
+            with open(Path(under, *folder, name), "rb") as handle:
+                return handle.read()
+        dir_fd = _open_folder(under, folder, create=False)
+        try:
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            return handle.read()
+    except OSError:
+        return None
+
+
+def open_lock(path: Path, mode: int = 0o644) -> int:
+    """Open (creating) a lock file for reading and writing, refusing links and non-files.
+
+    The lock's record is written in place, so the file must be a regular file of
+    qola's own: not a symbolic link (O_NOFOLLOW) and not a hard link to someone's file.
+    """
+    flags = os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC
+    try:
+        fd = os.open(path, flags, mode)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: some BSDs, for O_NOFOLLOW
+            raise _unsafe(path, "is a symbolic link") from None
+        raise
+    info = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(info.st_mode):
+        problem = "is not a regular file"
+    elif info.st_nlink != 1:
+        problem = f"is a hard link ({info.st_nlink} names for one file)"
+    if problem is not None:
+        os.close(fd)
+        raise _unsafe(path, problem)
+    return fd
+
+
+def is_unsafe(error: OSError) -> bool:
+    """True for the errors of a link or a non-folder in the way of a write."""
+    return error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EISDIR) or isinstance(
+        error, UnsafePathError
+    )
+
+
+class UnsafePathError(OSError):
+    """A path qola writes is a link or not a regular file: qola writes nothing there."""
+
+
+def _unsafe(path: Path | str, problem: str) -> UnsafePathError:
+    return UnsafePathError(
+        errno.ELOOP, f"{problem}; qola writes only regular files of its own there", str(path)
+    )
+
+
+def _split(path: Path | str, under: Path | str) -> tuple[list[str], str]:
+    relative = os.path.relpath(path, under)
+    parts = Path(relative).parts
+    if not parts or parts[0] == ".." or os.path.isabs(relative):
+        raise ValueError(f"{path} is not below {under}")
+    return list(parts[:-1]), parts[-1]
+
+
+def _open_folder(under: Path | str, folders: list[str], create: bool) -> int:
+    """A descriptor of under/folders..., reached without following a link below under."""
+    fd = os.open(under, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    current = Path(under)
+    try:
+        for part in folders:
+            current = current / part
+            try:
+                following = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC,
+                                    dir_fd=fd)  # fmt: skip
+            except FileNotFoundError:
+                if not create:
+                    raise
+                # FileExistsError: made meanwhile (another thread or run); opened all the same.
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                following = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC,
+                                    dir_fd=fd)  # fmt: skip
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _unsafe(current, "is a symbolic link or not a folder") from None
+                raise
+            os.close(fd)
+            fd = following
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _write_by_path(path: Path, data: bytes, mode: int) -> None:  # pragma: no cover
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_serial)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,278 @@
+"""Commands named by a repository's own config never run; the user's own config still does.
+
+The dependency (and its nested submodule) belong to another uid and qola runs as root
+under the default `scoped` shim: exactly the case git's ownership check exists for.
+Each hostile command would leave a file named after it in `marks`.
+"""
+
+from __future__ import annotations
+
+import http.server
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import procs
+import pytest
+from repos import git, snapshot
+
+from qola.git import Runner
+
+FOREIGN_UID = 12345
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: chown to another uid")
+
+
+def head(repo: Path) -> str:
+    """HEAD of a repository another uid owns (read as its owner would)."""
+    return git(repo, "-c", "safe.directory=*", "rev-parse", "HEAD")
+
+
+def chown_tree(path: Path) -> None:
+    subprocess.run(["chown", "-R", f"{FOREIGN_UID}:{FOREIGN_UID}", str(path)], check=True)
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    folder = tmp_path / "marks"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.delenv("SUDO_UID", raising=False)
+    return folder
+
+
+def leave(marks: Path, name: str, then: str = "cat") -> str:
+    """A shell command that leaves marks/name, then does `then`."""
+    return f"touch {shlex.quote(str(marks / name))}; {then}"
+
+
+def configure(repo_gitdir: Path, settings: dict[str, str]) -> None:
+    for key, value in settings.items():
+        git(repo_gitdir, "config", "--file", str(repo_gitdir / "config"), key, value)
+
+
+def hostile(gitdir: Path, marks: Path, prefix: str) -> None:
+    """Commands of every kind in a repository's own config, and attributes that use them."""
+    configure(
+        gitdir,
+        {
+            "filter.evil.clean": leave(marks, f"{prefix}-clean"),
+            "filter.evil.smudge": leave(marks, f"{prefix}-smudge"),
+            "filter.evil.required": "true",
+            "filter.evilproc.process": leave(marks, f"{prefix}-process", "exit 1"),
+            "diff.evil.textconv": leave(marks, f"{prefix}-textconv"),
+            "credential.helper": "!" + leave(marks, f"{prefix}-credential", "true"),
+            "core.pager": leave(marks, f"{prefix}-pager"),
+            "core.alternateRefsCommand": leave(marks, f"{prefix}-alternates", "true"),
+            "protocol.ext.allow": "always",
+        },
+    )
+    (gitdir / "info").mkdir(exist_ok=True)
+    (gitdir / "info" / "attributes").write_text(
+        "*.txt filter=evil diff=evil\nREADME filter=evilproc\n"
+    )
+
+
+@pytest.fixture
+def hostile_at_v1(pinned_clean, upstream, marks, run_qola):
+    """lib and its nested submodule at v1, their configs full of commands, owned by another
+    uid; the manifest pins v2, where lib.txt appears and the nested submodule moves."""
+    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v1)
+    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
+    pinned_clean.set_pin(upstream.lib_v1, upstream.lib_v2)
+    lib_gitdir = pinned_clean.lib / ".git"
+    hostile(lib_gitdir, marks, "lib")
+    hostile(lib_gitdir / "modules" / "extern" / "nested", marks, "nested")
+    configure(lib_gitdir, {"submodule.extern/nested.update": "!" + leave(marks, "update", "true")})
+    chown_tree(pinned_clean.root)
+    return pinned_clean
+
+
+def test_checkout_and_verify_run_no_command_from_a_dependencys_config(
+    hostile_at_v1, upstream, marks, private_tmp
+):
+    project = hostile_at_v1
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert head(project.lib) == upstream.lib_v2
+    assert head(project.nested) == upstream.nested_v2  # checked out, not the update command
+    # Every file's stat changes, so that status has to read (and clean) them again.
+    for folder, _dirs, files in os.walk(project.lib):
+        for name in files:
+            os.utime(os.path.join(folder, name), (1, 1))
+    proc = procs.run("verify", "-m", str(project.manifest))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in marks.iterdir()) == []
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_a_global_filter_still_runs_even_where_the_repository_redefines_it(
+    hostile_at_v1, upstream, marks, private_tmp, tmp_path, monkeypatch
+):
+    """The user's LFS-style filter (global config) keeps working; the repository's own
+    definition of the same filter does not run."""
+    project = hostile_at_v1
+    lib_gitdir = project.lib / ".git"
+    (lib_gitdir / "info" / "attributes").write_text("*.txt filter=lfs\n")
+    configure(lib_gitdir, {"filter.lfs.smudge": leave(marks, "lib-lfs-smudge"),
+                           "filter.lfs.required": "false"})  # fmt: skip
+    chown_tree(lib_gitdir)
+    user_config = tmp_path / "user.gitconfig"
+    user_config.write_text(
+        f"[include]\n\tpath = {os.environ['GIT_CONFIG_GLOBAL']}\n"
+        '[filter "lfs"]\n'
+        f"\tsmudge = \"{leave(marks, 'global-smudge')}\"\n"
+        f"\tclean = \"{leave(marks, 'global-clean')}\"\n"
+        "\trequired = true\n"
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user_config))
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert (project.lib / "lib.txt").read_text() == "lib v2\n"
+    assert sorted(p.name for p in marks.iterdir()) == ["global-smudge"]
+
+
+def test_a_repositorys_textconv_and_pager_never_run_under_the_runner(pinned_clean, marks):
+    """What `git log -p` would run: overridden (an empty textconv runs nothing, and the
+    diff that needed it fails instead)."""
+    hostile(pinned_clean.lib / ".git", marks, "lib")
+    out = Runner().run(pinned_clean.lib, "log", "-p", "-2", "--", "lib.txt", check=False)
+    assert "unable to read files to diff" in out.stderr
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+class _Unauthorized(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="test"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def asks_for_credentials() -> Iterator[str]:
+    """A loopback HTTP server that answers every request with 401: git asks its helpers."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/lib.git"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_repositorys_credential_helper_never_runs_and_the_users_still_does(
+    behind_pin, marks, asks_for_credentials, tmp_path, monkeypatch, private_tmp
+):
+    hostile(behind_pin.lib / ".git", marks, "lib")
+    chown_tree(behind_pin.root)
+    user_config = tmp_path / "user.gitconfig"
+    user_config.write_text(
+        f"[include]\n\tpath = {os.environ['GIT_CONFIG_GLOBAL']}\n"
+        f"[credential]\n\thelper = \"!{leave(marks, 'global-credential', 'true')}\"\n"
+    )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user_config))
+    text = behind_pin.manifest.read_text()
+    url = text.split('url = "', 1)[1].split('"', 1)[0]
+    behind_pin.manifest.write_text(text.replace(url, asks_for_credentials))
+    proc = procs.run("checkout", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 3, proc.stderr  # the server never lets anyone in
+    assert sorted(p.name for p in marks.iterdir()) == ["global-credential"]
+
+
+def test_an_upload_pack_command_in_a_repositorys_config_stops_the_run(
+    behind_pin, marks, private_tmp
+):
+    """git takes the first remote.<name>.uploadpack: the command line cannot override it."""
+    config = behind_pin.lib / ".git" / "config"
+    configure(behind_pin.lib / ".git", {"remote.origin.uploadpack": leave(marks, "upload-pack")})
+    chown_tree(behind_pin.root)
+    before = snapshot(behind_pin.root)
+    proc = procs.run("checkout", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 3
+    assert (
+        f"qola: lib: qola: {behind_pin.lib}: {config} sets remote.origin.uploadpack"
+        not in proc.stderr
+    )
+    assert f"{config} sets remote.origin.uploadpack = " in proc.stderr
+    assert "a command git would run when it fetches; qola runs no command from a " in proc.stderr
+    assert f"hint: if you trust it, remove it (git config --file {config} --unset " in proc.stderr
+    assert snapshot(behind_pin.root) == before
+    assert list(marks.iterdir()) == []
+
+
+def test_a_work_tree_elsewhere_in_a_repositorys_config_stops_the_run(
+    behind_pin, tmp_path, private_tmp
+):
+    """core.worktree would make a checkout write its files into another folder."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    configure(behind_pin.lib / ".git", {"core.worktree": str(elsewhere)})
+    proc = procs.run("checkout", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 3
+    assert f"sets core.worktree = '{elsewhere}', which leads to {elsewhere}, out of " in (
+        proc.stderr
+    )
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_included_config_files_are_read_too(pinned_clean, marks, tmp_path):
+    included = tmp_path / "included.gitconfig"
+    included.write_text(f'[diff "evil"]\n\ttextconv = "{leave(marks, "included-textconv")}"\n')
+    # A condition that holds here (git includes it); qola follows every include anyway.
+    configure(pinned_clean.lib / ".git", {"includeIf.gitdir:**.path": str(included)})
+    (pinned_clean.lib / ".git" / "info" / "attributes").write_text("*.txt diff=evil\n")
+    runner = Runner()
+    runner.run(pinned_clean.lib, "log", "-p", "-2", "--", "lib.txt", check=False)
+    assert list(marks.iterdir()) == []
+    # And the same Runner notices an included file changed between two calls.
+    included.write_text(f'[diff "evil2"]\n\ttextconv = "{leave(marks, "changed")}"\n')
+    (pinned_clean.lib / ".git" / "info" / "attributes").write_text("*.txt diff=evil2\n")
+    runner.run(pinned_clean.lib, "log", "-p", "-2", "--", "lib.txt", check=False)
+    assert list(marks.iterdir()) == []
+
+
+def test_no_git_process_is_added_per_repository(pinned_clean, marks):
+    hostile(pinned_clean.lib / ".git", marks, "lib")
+    runner = Runner()
+    runner.run(pinned_clean.lib, "status", "--porcelain")
+    runner.run(pinned_clean.nested, "status", "--porcelain")
+    assert runner.log == ["git status --porcelain", "git status --porcelain"]
+    assert sys.modules.get("qola.repoconfig") is not None
+
+
+def test_exec_lets_a_build_step_into_the_tree_but_not_run_its_commands(
+    pinned_clean, marks, private_tmp
+):
+    """`qola exec` trusts the foreign tree for the build step's git: that git must not run
+    the commands the tree's own config names either."""
+    hostile(pinned_clean.lib / ".git", marks, "lib")
+    chown_tree(pinned_clean.root)
+    proc = procs.run(
+        "exec", "-m", str(pinned_clean.manifest), "--",
+        "git", "-C", str(pinned_clean.lib), "log", "-p", "-2", "--", "lib.txt",
+    )  # fmt: skip
+    assert "unable to read files to diff" in proc.stderr  # the textconv was emptied
+    assert list(marks.iterdir()) == []
+    proc = procs.run(
+        "exec", "-m", str(pinned_clean.manifest), "--",
+        "git", "-C", str(pinned_clean.lib), "rev-parse", "HEAD",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == head(pinned_clean.lib)
+    assert list(private_tmp.iterdir()) == []

@@ -1,0 +1,179 @@
+"""The overrides qola works out from a repository's own config (qola/repoconfig.py), and
+that real git obeys them."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+from repos import commit_file, git, init_repo
+
+from qola.git import Runner
+from qola.repoconfig import Guard
+
+
+def settings(env: dict[str, str]) -> list[tuple[str, str]]:
+    count = int(env.get("GIT_CONFIG_COUNT", "0"))
+    return [
+        (env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"])
+        for i in range(count)
+        if f"GIT_CONFIG_KEY_{i}" in env
+    ]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = init_repo(tmp_path / "repo")
+    commit_file(path, "a.txt", "a\n")
+    return path
+
+
+def set_local(repo: Path, *pairs: tuple[str, str]) -> None:
+    for key, value in pairs:
+        git(repo, "config", "--add", key, value)
+
+
+@pytest.fixture
+def user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's global config: the tests' isolated one, included, plus what a test adds."""
+    path = tmp_path / "user.gitconfig"
+    path.write_text(f"[include]\n\tpath = {os.environ['GIT_CONFIG_GLOBAL']}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(path))
+    return path
+
+
+def test_a_repository_without_command_settings_gets_no_overrides(repo):
+    assert Guard().overrides(repo) == {}
+    assert Guard().overrides(repo.parent) == {}  # no repository at all
+
+
+def test_filters_get_empty_commands_and_are_no_longer_required(repo):
+    set_local(repo, ("filter.x.clean", "evil"), ("filter.x.required", "true"),
+              ("filter.X Y.process", "evil"))  # fmt: skip
+    assert settings(Guard().overrides(repo)) == [
+        ("filter.x.clean", ""),
+        ("filter.x.required", "false"),
+        ("filter.X Y.process", ""),
+    ]
+
+
+def test_the_users_own_value_of_the_same_key_is_passed_instead(repo, user_config):
+    lfs = '[filter "lfs"]\n\tsmudge = git-lfs smudge %f\n'
+    user_config.write_text(user_config.read_text() + lfs)
+    set_local(repo, ("filter.lfs.smudge", "evil"), ("filter.lfs.clean", "evil"))
+    assert settings(Guard().overrides(repo)) == [
+        ("filter.lfs.smudge", "git-lfs smudge %f"),
+        ("filter.lfs.clean", ""),
+    ]
+
+
+def test_credential_helpers_are_reset_then_the_users_put_back_in_order(repo, user_config):
+    user_config.write_text(
+        user_config.read_text()
+        + "[credential]\n\thelper = store\n"
+        + '[credential "https://example.com"]\n\thelper = cache\n'
+    )
+    set_local(repo, ("credential.helper", "!evil"), ("credential.https://x.invalid.helper", "!x"))
+    assert settings(Guard().overrides(repo)) == [
+        ("credential.helper", ""),
+        ("credential.helper", "store"),
+        ("credential.https://example.com.helper", "cache"),
+    ]
+
+
+def test_the_environments_own_settings_come_first_and_are_kept(repo, monkeypatch):
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "protocol.version")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "0")
+    set_local(repo, ("core.pager", "evil"))
+    env = Guard().overrides(repo)
+    assert env["GIT_CONFIG_COUNT"] == "2"
+    assert (env["GIT_CONFIG_KEY_1"], env["GIT_CONFIG_VALUE_1"]) == ("core.pager", "cat")
+    assert "GIT_CONFIG_KEY_0" not in env
+
+
+def test_protocol_settings_pin_ext_to_never_unless_the_user_allows_it(repo, user_config):
+    set_local(repo, ("protocol.ext.allow", "always"), ("protocol.ftp.allow", "always"))
+    assert settings(Guard().overrides(repo)) == [
+        ("protocol.ext.allow", "never"),
+        ("protocol.ftp.allow", "user"),  # git's default for it
+    ]
+    user_config.write_text(user_config.read_text() + "[protocol]\n\tallow = always\n")
+    assert settings(Guard().overrides(repo))[0] == ("protocol.ext.allow", "always")
+
+
+def test_ssh_askpass_and_proxy_fall_back_on_what_the_environment_says(repo, monkeypatch):
+    set_local(repo, ("core.sshCommand", "evil"), ("core.askPass", "evil"),
+              ("core.gitProxy", "evil for example.com"))  # fmt: skip
+    monkeypatch.delenv("GIT_SSH", raising=False)
+    monkeypatch.delenv("GIT_SSH_COMMAND", raising=False)
+    monkeypatch.delenv("SSH_ASKPASS", raising=False)
+    env = Guard().overrides(repo)
+    assert settings(env) == [("core.sshcommand", "ssh"), ("core.askpass", "")]
+    assert env["GIT_PROXY_COMMAND"] == ""
+    monkeypatch.setenv("GIT_SSH", "/opt/my ssh")
+    monkeypatch.setenv("SSH_ASKPASS", "/usr/bin/ask")
+    assert settings(Guard().overrides(repo)) == [
+        ("core.sshcommand", shlex.quote("/opt/my ssh")),
+        ("core.askpass", "/usr/bin/ask"),
+    ]
+
+
+def test_only_command_updates_of_submodules_are_overridden(repo):
+    set_local(repo, ("submodule.a.update", "!evil"), ("submodule.b.update", "none"))
+    assert settings(Guard().overrides(repo)) == [("submodule.a.update", "checkout")]
+
+
+def test_nested_git_dirs_are_read_below_modules_and_through_work_tree_git_files(repo, tmp_path):
+    """modules/<name with slashes>, and a submodule whose .git names a folder elsewhere."""
+    nested = repo / ".git" / "modules" / "extern" / "deep"
+    git(tmp_path, "init", "-q", "--bare", str(nested))
+    git(nested, "config", "filter.a.clean", "evil")
+    elsewhere = tmp_path / "elsewhere.git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    git(elsewhere, "config", "filter.b.smudge", "evil")
+    (repo / ".gitmodules").write_text('[submodule "s"]\n\tpath = sub\n\turl = ./x\n')
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".git").write_text(f"gitdir: {elsewhere}\n")
+    assert settings(Guard().overrides(repo)) == [("filter.a.clean", ""), ("filter.b.smudge", "")]
+
+
+def test_a_filter_whose_name_holds_an_equals_sign_is_overridden_for_real(repo, tmp_path):
+    """`-c filter.a=b.clean=` would split at the first `=`; the environment form cannot."""
+    mark = tmp_path / "ran"
+    set_local(repo, ("filter.a=b.clean", f"touch {mark}; cat"), ("filter.a=b.required", "true"))
+    (repo / ".git" / "info" / "attributes").write_text("*.txt filter=a=b\n")
+    os.utime(repo / "a.txt", (1, 1))
+    Runner().run(repo, "status", "--porcelain")
+    assert not mark.exists()
+    os.utime(repo / "a.txt", (2, 2))  # status refreshed the index: make it look again
+    git(repo, "status", "--porcelain")  # and plain git does run it: the test can fail
+    assert mark.exists()
+
+
+def test_the_overrides_are_worked_out_again_only_when_a_file_changed(repo):
+    guard = Guard()
+    set_local(repo, ("core.pager", "evil"))
+    first = guard.overrides(repo)
+    assert guard.overrides(repo) is first  # cached
+    set_local(repo, ("core.editor", "evil"))
+    assert settings(guard.overrides(repo)) == [("core.pager", "cat"), ("core.editor", ":")]
+
+
+def test_a_nested_work_tree_is_searched_even_when_its_git_dir_was_met_first(repo, tmp_path):
+    """sub's git dir is below modules/ (met first there); sub's own submodule `deeper` has a
+    .git file naming a folder elsewhere, whose config must be read all the same."""
+    sub_gitdir = repo / ".git" / "modules" / "sub"
+    git(tmp_path, "init", "-q", "--bare", str(sub_gitdir))
+    (repo / ".gitmodules").write_text('[submodule "sub"]\n\tpath = sub\n\turl = ./x\n')
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".git").write_text(f"gitdir: {sub_gitdir}\n")
+    elsewhere = tmp_path / "deeper.git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    git(elsewhere, "config", "diff.x.textconv", "evil")
+    (repo / "sub" / ".gitmodules").write_text('[submodule "d"]\n\tpath = deeper\n\turl = ./y\n')
+    (repo / "sub" / "deeper").mkdir()
+    (repo / "sub" / "deeper" / ".git").write_text(f"gitdir: {elsewhere}\n")
+    assert settings(Guard().overrides(repo)) == [("diff.x.textconv", "")]
