@@ -399,9 +399,15 @@ def status(common: Common) -> None:
     metavar="REF",
     help="Branch, tag or SHA (default: track, else the remote's default branch).",
 )
-@click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Show the change; write nothing (no clone, no fetch into it)."
+)
 @click.option("--commit", "do_commit", is_flag=True, help="Commit the manifest (and gitlink).")
-@click.option("--no-checkout", is_flag=True, help="Do not check the new pin out.")
+@click.option(
+    "--no-checkout",
+    is_flag=True,
+    help="Do not check the new pin out: write the manifest and stage it, nothing else.",
+)
 @click.option(
     "--allow-downgrade", is_flag=True, help="Allow a pin that does not descend from the old one."
 )
@@ -428,7 +434,6 @@ def bump(
 
     from qola import bump as pins
     from qola.checkout import checkout as run_checkout
-    from qola.observe import observe
     from qola.plan import Options
 
     common = dataclasses.replace(common, names=(name,))
@@ -437,16 +442,12 @@ def bump(
         [dep] = sess.deps
         worktree = sess.manifest.root / dep.path
         options = Options(offline, force)
-        if not observe(sess.manifest, dep, None).is_repo:
-            sess.note(f"{dep.name}: not checked out; checking out the current pin first")
-            first = run_checkout(
-                sess.manifest, (dep,), sess.runner, options, lock_timeout=lock_timeout
-            )
-            _exit_on_failures(first)
-        new = pins.resolve(sess.runner, dep, worktree, ref, offline)
-        new = pins.fetch_range(sess.runner, dep, worktree, dep.commit, new, offline)
+        # Resolved with ls-remote and described from a throw-away repository: nothing is
+        # written before the checkout (none at all with --dry-run or --no-checkout).
+        new, source = pins.resolve(sess.runner, dep, worktree, ref, offline)
         move = pins.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
-        move = pins.describe(sess.runner, move, worktree, allow_downgrade)
+        move = pins.describe(sess.runner, move, worktree, source, offline, allow_downgrade)
+        new = move.new
         if move.old == move.new:
             click.echo(f"{dep.name} is already at {new[:12]} ({move.ref})")
             return
@@ -471,13 +472,24 @@ def bump(
         gitlink = pins.root_gitlink(sess.runner, sess.manifest, dep)
         pins.write_manifest(sess.manifest, raw, new_text)
         sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
-        if gitlink is not None:
-            pins.stage_gitlink(sess.runner, sess.manifest, dep, new)
-            sess.note(f"{dep.name}: staged the gitlink {dep.path} at {new[:12]}")
+        _stage(sess, raw, {dep: new}, {dep: gitlink})
         if do_commit:
             links = {dep.path: new} if gitlink is not None else {}
             sha = pins.commit(sess.runner, sess.manifest, move.message(), links)
             click.echo(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}")
+
+
+def _stage(sess: Session, raw: bytes, pins: dict[Any, str], gitlinks: dict[Any, Any]) -> None:
+    """Stage the new pins with their gitlinks, so that the next `git commit` has both."""
+    from qola import bump
+
+    for dep, sha in pins.items():
+        if gitlinks.get(dep) is not None:
+            bump.stage_gitlink(sess.runner, sess.manifest, dep, sha)
+            sess.note(f"{dep.name}: staged the gitlink {dep.path} at {sha[:12]}")
+    why_not = bump.stage_manifest(sess.runner, sess.manifest, raw, pins)
+    name = sess.manifest.path.name
+    sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
 
 
 def _finite(seconds: float) -> float | None:
@@ -517,9 +529,7 @@ def freeze(common: Common, dry_run: bool) -> None:
         raw, text = pins.read_manifest(sess.manifest)
         gitlinks = {dep: pins.root_gitlink(sess.runner, sess.manifest, dep) for dep in changes}
         pins.write_manifest(sess.manifest, raw, pins.edit_pins(sess.manifest, text, changes))
-        for dep, sha in changes.items():
-            if gitlinks[dep] is not None:
-                pins.stage_gitlink(sess.runner, sess.manifest, dep, sha)
+        _stage(sess, raw, changes, gitlinks)
 
 
 @cli.command(epilog=EXIT_CODES)

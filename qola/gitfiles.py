@@ -120,3 +120,13 @@ def write_commit_cache(
         os.replace(tmp, path)
     except OSError:
         pass  # a cache that cannot be written is only slower next time
+
+
+def has_index(gitdir: Path) -> bool:
+    """True when the repository has an index: every finished checkout writes one.
+
+    A repository whose HEAD names a commit but that has no index never finished its
+    first checkout: `git clone --no-checkout` (what `git submodule update` does before
+    its checkout) or qola's own population, stopped half-way.
+    """
+    return os.path.exists(os.path.join(gitdir, "index"))

@@ -461,7 +461,7 @@ def _read_gitmodules(root: Path) -> list[gitconfig.Submodule]:
     for module in modules:
         url = module.url
         if url and url.startswith(("./", "../")):
-            url = _relative_url(base, url) if base else os.path.normpath(root / url)
+            url = relative_url(base, url) if base else os.path.normpath(root / url)
         resolved.append(gitconfig.Submodule(module.name, module.path, url, module.update))
     return resolved
 
@@ -477,7 +477,7 @@ def _superproject_url(root: Path) -> str | None:
     return gitconfig.get(gitconfig.parse(text), "remote", "origin", "url")
 
 
-def _relative_url(base: str, rel: str) -> str:
+def relative_url(base: str, rel: str) -> str:
     """Resolve a .gitmodules URL like ../x.git against the superproject's URL, as git does."""
     base = base.rstrip("/")
     if base.endswith("/.git"):

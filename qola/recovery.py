@@ -52,6 +52,8 @@ def end(worktree: Path) -> None:
     if gitdir is not None:
         with suppress(OSError):  # also on a read-only file system, where begin() failed
             (gitdir / _MARKER).unlink()
+        with suppress(OSError):  # and the folder begin() made, unless it holds more
+            (gitdir / _MARKER).parent.rmdir()
 
 
 def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:

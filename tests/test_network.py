@@ -9,6 +9,9 @@ import procs
 import servers
 from repos import PROTOCOL_V0, head, large_project, snapshot, temp_clones
 
+# The first fetch of a pin (the error shown when it fails): by SHA, one commit deep.
+FETCH = "git fetch -q --no-tags --no-recurse-submodules --depth 1 --end-of-options"
+
 
 def point_at(project, url: str) -> None:
     text = project.manifest.read_text()
@@ -36,7 +39,7 @@ def test_refused_connection_exits_3_naming_dep_url_and_git_error(make_project, r
     point_at(project, url)
     res = run_qola("checkout", "-m", str(project.manifest))
     assert res.exit_code == 3
-    assert has_line(res.stderr, "qola: lib: `git fetch -q --end-of-options " + url)
+    assert has_line(res.stderr, f"qola: lib: `{FETCH} {url}")
     assert "Connection refused" in res.stderr
     assert res.stderr.endswith("qola: 1 of 1 dependencies failed: lib\n")
     assert_nothing_half_done(project)
@@ -50,7 +53,7 @@ def test_remote_that_disappeared_exits_3_and_leaves_nothing(make_project, upstre
     shutil.rmtree(gone)
     proc = procs.run("checkout", "-m", str(project.manifest))
     assert proc.returncode == 3
-    assert has_line(proc.stderr, f"qola: lib: `git fetch -q --end-of-options {gone} ")
+    assert has_line(proc.stderr, f"qola: lib: `{FETCH} {gone} ")
     assert f"'{gone}' does not appear to be a git repository" in proc.stderr
     assert_nothing_half_done(project)
 
@@ -66,7 +69,7 @@ def test_hanging_remote_times_out_with_exit_3_and_no_temp_clone(make_project):
     assert proc.returncode == 3, proc.stderr
     assert has_line(
         proc.stderr,
-        f"qola: lib: `git fetch -q --no-tags --depth 1 --end-of-options {url} "
+        f"qola: lib: `{FETCH} {url} "
         f"{project_pin(project)}`",
     )
     assert (
@@ -132,7 +135,7 @@ def test_remote_dropping_mid_clone_exits_3_then_rerun_succeeds(tmp_path, large_u
             proc = procs.run("checkout", "-m", str(manifest))
             assert proxy.cut.is_set()
             assert proc.returncode == 3, proc.stderr
-            assert has_line(proc.stderr, f"qola: big: `git fetch -q --end-of-options {url} ")
+            assert has_line(proc.stderr, f"qola: big: `{FETCH} {url} ")
             assert "fatal:" in proc.stderr  # git's own words about the lost connection
             assert not (root / "3rdparty" / "big").exists()
             assert temp_clones(root) == []
