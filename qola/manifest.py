@@ -19,6 +19,9 @@ else:  # pragma: no cover
 
 SCHEMA = 1
 DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches")
+# What the legacy form may say beside `[qola] <name>_commit`, as `<name>_<key>`. Read only
+# for a name that has a `<name>_commit`: every other key in [qola] is other tools'.
+LEGACY_KEYS = ("track", "url", "submodules", "patches")
 
 _FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
@@ -122,6 +125,16 @@ def _toml_error(text: str, exc: ValueError) -> tuple[str, str]:
     line = body.count("\n") + 1
     column = len(body) - body.rfind("\n")
     return f"{line}:{column}", f"{problem} at the end of the file"
+
+
+@dataclass
+class _LegacyExtras:
+    """What `[qola] <name>_<key>` keys add to a legacy `<name>_commit` pin."""
+
+    track: str | None = None
+    url: str | None = None
+    submodules: bool = True
+    patches: str | None = None
 
 
 class _Loader:
@@ -242,8 +255,8 @@ class _Loader:
         path = self._path(f"{where}.path", path, root)
         url = self._url(f"{where}.url", url, root)
         track = table.get("track")
-        if track is not None and (not track or track.startswith("-") or _CONTROL.search(track)):
-            raise self.fail(f"{where}.track", f"{track!r} is not a branch or tag name")
+        if track is not None:
+            track = self._track(f"{where}.track", track)
         patches = table.get("patches")
         if patches is not None:
             patches = self._path(f"{where}.patches", patches, root)
@@ -288,32 +301,75 @@ class _Loader:
                 raise self.fail(where, f"must be a string, not {value!r}")
             _check_name(self, where, name)
             commit = self._commit(where, name, value, legacy=True)
+            extra = self._legacy_extras(qola, name, root)
             module = _match_submodule(self, where, name, None, modules)
-            if not module.url:
-                raise self.fail(where, f"submodule {module.name!r} in .gitmodules has no url")
+            url = extra.url
+            if url is None:
+                if not module.url:
+                    raise self.fail(
+                        where,
+                        f"submodule {module.name!r} in .gitmodules has no url",
+                        f'give one: {name}_url = "…"',
+                    )
+                url = self._url(where, module.url, root)
             deps.append(
                 Dep(
                     name=name,
                     path=self._path(where, module.path, root),
-                    url=self._url(where, module.url, root),
+                    url=url,
                     commit=commit,
-                    track=None,
-                    submodules=True,
-                    patches=patches_dir,
+                    track=extra.track,
+                    submodules=extra.submodules,
+                    patches=extra.patches or patches_dir,
                     submodule_name=module.name,
                     key=where,
                     line=self.line(where),
                 )
             )
-        if patches_dir is not None and len(deps) > 1:
+        shared = [d for d in deps if f"{d.name}_patches" not in qola]
+        if patches_dir is not None and deps and not shared:
+            raise self.fail(
+                "qola.patches_dir",
+                "is the patch folder of no dependency: each [qola] pin names its own "
+                "(<name>_patches)",
+                "remove patches_dir, or the <name>_patches it stands for",
+            )
+        if patches_dir is not None and len(shared) > 1:
             # One folder cannot be the patch series of several repositories.
             raise self.fail(
                 "qola.patches_dir",
-                f"is one patch folder but [qola] pins {len(deps)} dependencies "
-                f"({', '.join(d.name for d in deps)})",
-                'declare them as [deps.<name>] tables, each with its own patches = "…"',
+                f"is one patch folder but [qola] pins {len(shared)} dependencies "
+                f"({', '.join(d.name for d in shared)})",
+                f'give each its own: {shared[0].name}_patches = "…" (or a [deps.<name>] table)',
             )
         return deps
+
+    def _legacy_extras(self, qola: dict[str, Any], name: str, root: Path) -> _LegacyExtras:
+        """The `<name>_track`, `_url`, `_submodules` and `_patches` keys beside `<name>_commit`."""
+        found = _LegacyExtras()
+        for key in LEGACY_KEYS:
+            full = f"{name}_{key}"
+            if full not in qola:
+                continue
+            where, value = f"qola.{full}", qola[full]
+            if key == "submodules":
+                if not isinstance(value, bool):
+                    raise self.fail(where, "must be true or false")
+                found.submodules = value
+            elif not isinstance(value, str):
+                raise self.fail(where, f"must be a string, not {value!r}")
+            elif key == "track":
+                found.track = self._track(where, value)
+            elif key == "url":
+                found.url = self._url(where, value, root)
+            else:
+                found.patches = self._path(where, value, root)
+        return found
+
+    def _track(self, where: str, track: str) -> str:
+        if not track or track.startswith("-") or _CONTROL.search(track):
+            raise self.fail(where, f"{track!r} is not a branch or tag name")
+        return track
 
     def _commit(self, where: str, name: str, value: str, legacy: bool) -> str:
         commit = value.strip().lower()
