@@ -155,24 +155,34 @@ class Session:
 
 
 @contextmanager
-def session(common: Common, resolve_pins: bool = True) -> Iterator[Session]:
+def session(
+    common: Common, resolve_pins: bool = True, staged: Any = None
+) -> Iterator[Session]:
     """Load the manifest, select deps, and run git under the safe.directory shim.
 
     resolve_pins=False leaves abbreviated legacy pins as written (no checkout is read).
+    staged (a pincheck.Staged): read the manifest from the index instead of the file.
     """
-    from qola import git, manifest, pins
+    from qola import git, manifest, pincheck, pins
     from qola.shim import install_signal_handlers, shim
 
     git.scrub_environment()
-    loaded = manifest.load(common.manifest, common.root)
-    deps = loaded.select(common.names)
+    loaded = None
+    if staged is None:
+        loaded = manifest.load(common.manifest, common.root)
+        roots = [loaded.root]
+    else:
+        roots = [manifest.repository_top(Path(os.path.abspath(common.manifest)).parent)]
     restore_signals = install_signal_handlers()
     try:
-        with shim(common.safe_directory, [loaded.root]) as env:
-            for dep in deps:
-                env.add_clone_source(dep.url, loaded.root)
+        with shim(common.safe_directory, roots) as env:
             # The shim trusts each repository at the moment qola first runs git in it.
             runner = git.Runner(env=env, trust=lambda path: env.add(path))
+            if loaded is None:
+                loaded = pincheck.load_staged(common.manifest, common.root, runner, staged)
+            deps = loaded.select(common.names)
+            for dep in deps:
+                env.add_clone_source(dep.url, loaded.root)
             sess = Session(loaded, deps, runner, common, env)
             for warning in loaded.warnings:
                 click.echo(f"qola: warning: {warning}", err=True)
@@ -307,6 +317,12 @@ def checkout(
     help="Check only the manifest and the root's gitlinks (full SHAs, agreement); "
     "read no dependency folder. For pre-commit and CI before checkout.",
 )
+@click.option(
+    "--staged",
+    is_flag=True,
+    help="With --manifest-only: check what the next commit records, the manifest and "
+    "gitlinks staged in the index. Automatic when run by pre-commit (PRE_COMMIT=1).",
+)
 @cmake_out_option
 @handle_errors
 def verify(
@@ -315,19 +331,22 @@ def verify(
     strict: bool,
     remote: bool,
     manifest_only: bool,
+    staged: bool,
     cmake_out: Path | None,
 ) -> None:
     """Check, read-only, that the tree matches the manifest (offline unless --remote)."""
+    from qola import pincheck
     from qola.verify import verify as run_verify
 
     if manifest_only and (strict or cmake_out is not None):
         other = "--strict" if strict else "--cmake-out"
         raise click.UsageError(f"{other} needs a checkout; it cannot go with --manifest-only")
-    with session(common, resolve_pins=not manifest_only) as sess:
+    if staged and not manifest_only:
+        raise click.UsageError("--staged checks the index: it goes with --manifest-only")
+    index = pincheck.staged_mode(staged, os.environ) if manifest_only else None
+    with session(common, resolve_pins=not manifest_only, staged=index) as sess:
         if manifest_only:
-            from qola import pincheck
-
-            report = pincheck.check(sess.manifest, sess.deps, sess.runner)
+            report = pincheck.check(sess.manifest, sess.deps, sess.runner, index)
         else:
             report = run_verify(sess.manifest, sess.deps, sess.runner, strict)
         if remote:

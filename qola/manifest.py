@@ -85,11 +85,17 @@ class Manifest:
         return tuple(dep for dep in self.deps if dep.name in names)
 
 
-def load(path: Path, root: Path | None = None) -> Manifest:
-    """Read, parse and validate the manifest at path."""
+def load(
+    path: Path, root: Path | None = None, staged: tuple[bytes, str | None] | None = None
+) -> Manifest:
+    """Read, parse and validate the manifest at path.
+
+    staged: (the manifest's bytes, the root's .gitmodules text or None) as the index holds
+    them, for `verify --manifest-only --staged`; the file and .gitmodules are then not read.
+    """
     path = Path(os.path.abspath(path))
     try:
-        raw = path.read_bytes()
+        raw = path.read_bytes() if staged is None else staged[0]
     except FileNotFoundError:
         raise ManifestError(
             str(path), "no such manifest", "pass --manifest PATH or set QOLA_MANIFEST"
@@ -109,7 +115,10 @@ def load(path: Path, root: Path | None = None) -> Manifest:
             f"invalid TOML: {problem}",
             "fix the syntax there; the manifest is TOML (https://toml.io)",
         ) from None
-    return _Loader(path, text, data, root).load()
+    loader = _Loader(path, text, data, root)
+    if staged is not None:
+        loader.gitmodules = staged[1]  # None: read .gitmodules from disk
+    return loader.load()
 
 
 def _toml_error(text: str, exc: ValueError) -> tuple[str, str]:
@@ -147,6 +156,7 @@ class _Loader:
         self._lines: _Lines | None = None
         self._real_root: tuple[Path, str] | None = None
         self._modules_by_path: dict[str, gitconfig.Submodule] | None = None
+        self.gitmodules: str | None = None  # the root's .gitmodules text, when not read from disk
 
     def line(self, where: str) -> int | None:
         if self._lines is None:
@@ -167,7 +177,7 @@ class _Loader:
             raise self.fail("qola", "must be a table")
         self._check_schema(qola)
         root = self._root(qola)
-        modules = _read_gitmodules(root)
+        modules = _read_gitmodules(root, self.gitmodules)
         deps: list[Dep] = []
         tables = self.data.get("deps", {})
         if not isinstance(tables, dict):
@@ -506,11 +516,12 @@ def repository_top(folder: Path) -> Path:
         current = current.parent
 
 
-def _read_gitmodules(root: Path) -> list[gitconfig.Submodule]:
-    try:
-        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
+def _read_gitmodules(root: Path, text: str | None = None) -> list[gitconfig.Submodule]:
+    if text is None:
+        try:
+            text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
     modules = gitconfig.submodules(text)
     base = _superproject_url(root)
     resolved = []

@@ -289,10 +289,18 @@ def submodule_states(
 
 
 def index_gitlinks(
-    runner: Runner, root: Path, paths: tuple[str, ...] | list[str] = ()
+    runner: Runner,
+    root: Path,
+    paths: tuple[str, ...] | list[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, str | None]:
-    """The gitlinks the root's index records (at paths, or all): SHA, or None when conflicted."""
-    out = runner.run(root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False)
+    """The gitlinks the root's index records (at paths, or all): SHA, or None when conflicted.
+
+    env may name another index (GIT_INDEX_FILE: the one a commit hook is given).
+    """
+    out = runner.run(
+        root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False, env=env
+    )
     links: dict[str, str | None] = {}
     for record in out.stdout.split("\0"):
         meta, _, path = record.partition("\t")
