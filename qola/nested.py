@@ -60,13 +60,13 @@ def update(ctx: Context, tree: Path, commit: str, url: str) -> None:
     """
     _update(ctx, tree, commit, url, "")
     if ctx.failures:
+        kept = "what was fetched is kept: the next run fetches only what is missing"
         more = f" ({len(ctx.failures)} nested submodules)" if len(ctx.failures) > 1 else ""
         raise GitError(
             ctx.subject,
             f"{ctx.dep_path} is at its pin, but not every nested submodule could be "
             f"checked out{more}:\n" + "\n".join(ctx.failures),
-            "; ".join(_unique(ctx.hints))
-            + "; what was fetched is kept: the next run fetches only what is missing",
+            "; ".join([*_unique(ctx.hints), kept]),
         )
 
 

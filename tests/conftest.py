@@ -263,3 +263,11 @@ def large_upstream(tmp_path_factory: pytest.TempPathFactory) -> LargeUpstream:
 
     path = tmp_path_factory.mktemp("large") / "big.git"
     return LargeUpstream(path, *fast_import_large(path, 1000, 600, 16384))
+
+
+@pytest.fixture(scope="session")
+def deep(tmp_path_factory: pytest.TempPathFactory):
+    """Upstreams with nested submodules two levels deep (superprojects.build_deep)."""
+    from superprojects import build_deep
+
+    return build_deep(tmp_path_factory.mktemp("deep"))

@@ -175,6 +175,24 @@ def test_checkout_unsaved_commit_refuses_and_changes_nothing(behind_pin, run_qol
     assert snapshot(behind_pin.root) == before
 
 
+def test_checkout_upstream_commit_qola_checked_out_before_is_not_local_work(
+    pinned_clean, upstream, run_qola
+):
+    """qola checked out the side branch's commit once; someone went back to it by hand.
+    It is on no branch here (fetched by SHA, history complete), but it is not their work."""
+    git(pinned_clean.lib, "fetch", "-q", "--unshallow", str(upstream.lib))
+    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v3)
+    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
+    pinned_clean.set_pin(upstream.lib_v3, upstream.lib_v2)
+    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
+    git(pinned_clean.lib, "checkout", "-q", "--detach", upstream.lib_v3)
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(pinned_clean.lib) == upstream.lib_v2
+    remembered = git(pinned_clean.lib, "for-each-ref", "--format=%(refname)", "refs/qola/pins/")
+    assert f"refs/qola/pins/{upstream.lib_v3}" in remembered.splitlines()
+
+
 def test_checkout_force_saves_dirty_work_and_restores(behind_pin, upstream, run_qola):
     (behind_pin.lib / "lib.txt").write_text("my local edit\n")
     res = run_qola("checkout", "--force", "-m", str(behind_pin.manifest))

@@ -7,7 +7,7 @@ import time
 
 import procs
 import servers
-from repos import PROTOCOL_V0, head, large_project, snapshot, temp_clones
+from repos import PROTOCOL_V0, commit_file, git, head, large_project, snapshot, temp_clones
 
 # The first fetch of a pin (the error shown when it fails): by SHA, one commit deep.
 FETCH = "git fetch -q --no-tags --no-recurse-submodules --depth 1 --end-of-options"
@@ -163,3 +163,57 @@ def test_daemon_refusing_sha_over_protocol_v0_falls_back_to_branches(
     assert head(project.lib) == upstream.lib_v1
     assert head(project.nested) == upstream.nested_v1
     assert "the server refused to send" in res.stderr
+
+
+def test_server_refusing_sha_searches_track_and_tags_and_no_further(
+    make_project, upstream, run_qola, monkeypatch, tmp_path
+):
+    """A pin on a branch `feature`, below its tip: a v0 server refuses it by SHA. With
+    track = "main" it is found nowhere, and nothing but main and the tags was fetched;
+    naming its branch as track finds it."""
+    served = tmp_path / "served"
+    lib = served / "lib"
+    shutil.copytree(upstream.lib, lib, symlinks=True)
+    git(lib, "checkout", "-q", "-b", "feature", upstream.lib_v1)
+    pin = commit_file(lib, "feature.txt", "one\n")
+    commit_file(lib, "feature.txt", "two\n")
+    git(lib, "checkout", "-q", "main")
+    for key, value in PROTOCOL_V0.items():
+        monkeypatch.setenv(key, value)
+    with servers.git_daemon(served) as port:
+        url = f"git://127.0.0.1:{port}/lib"
+        project = make_project(pin=pin)
+        point_at(project, url)
+        before = snapshot(project.root)
+        res = run_qola("checkout", "-v", "-m", str(project.manifest))
+        assert res.exit_code == 3
+        first = f"  `{FETCH} {url} {pin}` failed with exit code 1:\n"
+        assert (
+            f"qola: lib: commit {pin} is not in {url}: the server would not send it by SHA, "
+            "and neither 'main' nor the tags contain it (nothing else was fetched); the first "
+            f"error was:\n{first}"
+            f"      error: Server does not allow request for unadvertised object {pin}\n"
+        ) in res.stderr
+        fetched = [line.rsplit(" ", 1)[-1] for line in res.stderr.splitlines()
+                   if line.startswith("qola: ran: git fetch")]  # fmt: skip
+        assert fetched == [pin, "main", "+refs/tags/*:refs/tags/*"]
+        assert snapshot(project.root) == before
+        project.manifest.write_text(project.manifest.read_text().replace('"main"', '"feature"'))
+        res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert f"the server refused to send {pin[:12]} by SHA; found it in 'feature'" in res.stderr
+    assert head(project.lib) == pin
+
+
+def test_missing_repository_is_the_first_error_and_no_fallback_is_tried(
+    make_project, upstream, run_qola
+):
+    with servers.git_daemon(upstream.lib.parent) as port:
+        url = f"git://127.0.0.1:{port}/no-such-repo.git"
+        project = make_project()
+        point_at(project, url)
+        res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 3
+    assert has_line(res.stderr, f"qola: lib: `{FETCH} {url} {upstream.lib_v2}` failed")
+    assert "no such repository" in res.stderr
+    assert len([line for line in res.stderr.splitlines() if "ran: git fetch" in line]) == 1
