@@ -285,6 +285,8 @@ def _make_repository(
     if gitdir is None:
         _run(runner, temp, dep, "init", "-q")
     elif reuse:
+        for lock in modules.remove_stale_locks(gitdir):
+            outcome.notes.append(f"removed {lock}, left by a git that was stopped")
         # The work tree is temp until the rename; the old index describes nothing here.
         modules.set_worktree(runner, gitdir, None, dep.name)
         (gitdir / "index").unlink(missing_ok=True)

@@ -129,6 +129,26 @@ def refuse_unusable(gitdir: Path, subject: str) -> None:
         )
 
 
+def remove_stale_locks(gitdir: Path) -> list[Path]:
+    """Remove the lock files a killed git left in a repository no checkout finished in.
+
+    Only for such repositories (new, reused for an empty folder, or half-made): nothing
+    else uses them while qola holds the root's lock, and a git killed mid-fetch leaves
+    `shallow.lock` (mid-checkout `index.lock`), which makes every later git there fail.
+    """
+    removed = []
+    candidates = list(gitdir.glob("*.lock"))
+    if (gitdir / "refs").is_dir():
+        candidates += (gitdir / "refs").rglob("*.lock")
+    for lock in candidates:
+        try:
+            lock.unlink()
+        except OSError:
+            continue
+        removed.append(lock)
+    return removed
+
+
 def create_gitdir(runner: Runner, gitdir: Path, subject: str) -> None:
     """A new, empty submodule git dir at gitdir, appearing whole (made aside, then renamed)."""
     gitdir.parent.mkdir(parents=True, exist_ok=True)

@@ -133,6 +133,8 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
     head = gitfiles.read_head(sub_gitdir)[0] or head_sha(runner, sub_tree)
     half_made = head is not None and not gitfiles.has_index(sub_gitdir)
     fresh = head is None or half_made
+    if fresh:
+        modules.remove_stale_locks(gitfiles.common_dir(sub_gitdir))
     _obtain(ctx, sub_tree, link, path, url, shallow=fresh or gitfiles.is_shallow(sub_gitdir),
             fresh=head is None)  # fmt: skip
     if fresh:
@@ -154,6 +156,7 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
     if modules.is_valid_gitdir(gitdir):
         # git's own choice for a submodule whose folder is empty (submodule--helper
         # clone): reuse the repository, without the index of its last checkout.
+        modules.remove_stale_locks(gitdir)
         (gitdir / "index").unlink(missing_ok=True)
         ctx.notes.append(f"{path}: reusing {gitdir}")
         fresh = False

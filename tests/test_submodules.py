@@ -253,3 +253,20 @@ def test_local_commit_in_a_nested_submodule_of_a_nested_submodule_refuses(
         res.stderr
     )
     assert snapshot(te_fresh) == before
+
+
+def test_lock_files_a_killed_git_left_in_a_reused_repository_are_removed(
+    te_fresh: Path, deep: Deep, run_qola
+):
+    """The folder is empty, the repository in .git/modules holds the locks of a git that
+    was killed there (mid-fetch: shallow.lock, mid-checkout: index.lock)."""
+    git(te_fresh, "submodule", "update", "-q", "--init", "--recursive")
+    git(te_fresh, "submodule", "deinit", "-q", "-f", "3rdparty/top")
+    modules = te_fresh / ".git" / "modules" / "3rdparty" / "top"
+    for name in ("index.lock", "shallow.lock"):
+        (modules / name).write_text("")
+    res = run_qola("checkout", "-v", cwd=te_fresh)
+    assert res.exit_code == 0, res.stderr
+    assert f"removed {modules / 'index.lock'}, left by a git that was stopped" in res.stderr
+    assert not list(modules.glob("*.lock"))
+    assert_git_agrees(te_fresh, deep)
