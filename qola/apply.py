@@ -100,7 +100,8 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
             if s.at_target and not s.half_made and not move_head
         )  # fmt: skip
         if head is not None:
-            _update_nested(runner, state.worktree, dep, head, options, outcome, at_target)
+            ctx = _nested_context(runner, dep, options, at_target)
+            _update_nested(runner, state.worktree, dep, head, outcome, ctx)
         outcome.actions.append("updated nested submodules")
     if plan.update_submodules or move_head:
         _patch_nested(runner, state.worktree, dep, state.series, outcome)
@@ -248,9 +249,16 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         head = dep.commit
         if "" in plan.state.series:
             head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
-        # -f: temp is qola's own folder, and a reused repository's last checkout (its
-        # index, removed) says nothing about it.
-        _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "-f", "--detach", head)
+        # The nested submodules' commits are fetched while the files are written.
+        ctx = _nested_context(runner, dep, options)
+        ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None
+        try:
+            # -f: temp is qola's own folder, and a reused repository's last checkout (its
+            # index, removed) says nothing about it.
+            _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "-f", "--detach", head)
+        finally:
+            if ahead is not None:
+                ahead.join()
         nested.remember(runner, temp, head, dep.name)
         if dep.submodules:
             _check_nested_folders(runner, temp, dep, plan.state.series, head)
@@ -267,7 +275,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     if plan.initialise or dep.submodule_name is not None:
         _initialise_in_root(runner, target, dep, outcome)
     if dep.submodules:
-        _update_nested(runner, target, dep, head, options, outcome, frozenset())
+        _update_nested(runner, target, dep, head, outcome, ctx)
     _patch_nested(runner, target, dep, plan.state.series, outcome)
 
 
@@ -323,19 +331,18 @@ def _initialise_in_root(runner: Runner, worktree: Path, dep: Dep, outcome: Outco
         outcome.notes.append(f"initialised the submodule {dep.submodule_name} in the root's config")
 
 
-def _update_nested(
-    runner: Runner,
-    worktree: Path,
-    dep: Dep,
-    head: str,
-    options: Options,
-    outcome: Outcome,
-    at_target: frozenset[str],
-) -> None:
-    """Bring the nested submodules to the gitlinks head records (nested.py)."""
-    ctx = nested.Context(
+def _nested_context(
+    runner: Runner, dep: Dep, options: Options, at_target: frozenset[str] = frozenset()
+) -> nested.Context:
+    return nested.Context(
         runner, dep.name, dep.path, options.offline, options.cache, at_target=at_target
     )
+
+
+def _update_nested(
+    runner: Runner, worktree: Path, dep: Dep, head: str, outcome: Outcome, ctx: nested.Context
+) -> None:
+    """Bring the nested submodules to the gitlinks head records (nested.py)."""
     try:
         nested.update(ctx, worktree, head, modules.origin_url(worktree) or dep.url)
     finally:

@@ -35,9 +35,11 @@ def is_safe_name(name: str) -> bool:
     return bool(name) and ".." not in parts and not any(ord(c) < 32 or c == "\x7f" for c in name)
 
 
-def config_file(superproject: Path) -> Path | None:
-    """The config file of the repository whose work tree is superproject (shared by worktrees)."""
-    gitdir = gitfiles.git_dir(superproject)
+def config_file(repo: Path) -> Path | None:
+    """The config file of the repository whose work tree (or git dir) is repo."""
+    gitdir = gitfiles.git_dir(repo)
+    if gitdir is None and is_valid_gitdir(repo):
+        gitdir = repo
     return None if gitdir is None else gitfiles.common_dir(gitdir) / "config"
 
 

@@ -23,6 +23,8 @@ what they fetched, and the error names each failed one with its URL and gitlink.
 
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +49,8 @@ class Context:
     offline: bool = False
     cache: Path | None = None
     at_target: frozenset[str] = frozenset()  # nested paths already where they belong
+    # Nested paths fetched ahead (prefetch): the error, or None when it went well.
+    prefetched: dict[str, QolaError | None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
@@ -158,7 +162,8 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
         # clone): reuse the repository, without the index of its last checkout.
         modules.remove_stale_locks(gitdir)
         (gitdir / "index").unlink(missing_ok=True)
-        ctx.notes.append(f"{path}: reusing {gitdir}")
+        if path not in ctx.prefetched:
+            ctx.notes.append(f"{path}: reusing {gitdir}")
         fresh = False
     else:
         modules.refuse_unusable(gitdir, ctx.subject)
@@ -199,7 +204,24 @@ def _obtain(
     runner = ctx.runner
     if has_commit(runner, sub_tree, link.sha):
         return
-    gitdir = gitfiles.git_dir(sub_tree)
+    failed = ctx.prefetched.get(path)
+    if failed is not None:
+        raise failed  # tried a moment ago, while the parent was checked out: no second try
+    _fetch_into(ctx, sub_tree, gitfiles.git_dir(sub_tree), link, path, url, shallow, fresh)
+
+
+def _fetch_into(
+    ctx: Context,
+    repo: Path,
+    gitdir: Path | None,
+    link: Gitlink,
+    path: str,
+    url: str,
+    shallow: bool,
+    fresh: bool,
+) -> None:
+    """Fetch the gitlink's commit into the repository at repo (a work tree or a git dir)."""
+    runner = ctx.runner
     if ctx.cache is not None and gitdir is not None:
         mirror = cache.mirror_path(ctx.cache, url)
         common = gitfiles.common_dir(gitdir)
@@ -219,9 +241,51 @@ def _obtain(
         ctx.subject, url, label=f"nested submodule {path}", hint_track=""
     )
     note = fetching.fetch_commit(
-        runner, sub_tree, source, link.sha, shallow, env=fetching.nested_environment()
+        runner, repo, source, link.sha, shallow, env=fetching.nested_environment()
     )
     ctx.notes.append(f"{path}: {note}")
+
+
+def prefetch(ctx: Context, tree: Path, commit: str, url: str) -> threading.Thread | None:
+    """Start fetching, beside the parent's checkout, the gitlinks commit records below tree.
+
+    Only into repositories made for the occasion under the parent's modules/ (nested
+    submodules with no repository yet), recursively; join() the thread before anything
+    else touches them. update() then finds the commits there, or the error, which it
+    reports without a second try.
+    """
+    gitdir = gitfiles.git_dir(tree)
+    if ctx.offline or gitdir is None:
+        return None
+    thread = threading.Thread(target=_prefetch, args=(ctx, tree, gitdir, commit, url, ""))
+    thread.start()
+    return thread
+
+
+def _prefetch(ctx: Context, repo: Path, gitdir: Path, commit: str, url: str, prefix: str) -> None:
+    try:
+        links = gitlinks(ctx.runner, repo, gitdir, commit, write_cache=False)
+        if not links:
+            return
+        urls = _urls(ctx, repo, commit, links, url)
+        for link in links:
+            path = prefix + link.path
+            sub_url = urls.get(link.name)
+            child = gitdir / "modules" / link.name
+            if sub_url is None or not modules.is_safe_name(link.name) or os.path.lexists(child):
+                continue  # update() says why, or finds what is there
+            try:
+                modules.create_gitdir(ctx.runner, child, ctx.subject)
+                ctx.runner.run(child, "remote", "add", "--end-of-options", "origin", sub_url,
+                               subject=ctx.subject)  # fmt: skip
+                _fetch_into(ctx, child, child, link, path, sub_url, shallow=True, fresh=True)
+            except QolaError as error:
+                ctx.prefetched[path] = error
+                continue
+            ctx.prefetched[path] = None
+            _prefetch(ctx, child, child, link.sha, sub_url, path + "/")
+    except QolaError:
+        return  # update() meets the same and says so
 
 
 def _urls(
