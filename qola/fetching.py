@@ -6,18 +6,22 @@ The policy, the same for a dependency and for each nested submodule:
    only its tree).
 2. When that fails, its error is the one reported: a DNS failure, a refused
    connection, "repository not found" or a hang get no second try.
-3. Only when the server refused the SHA itself (git's "not our ref" from the
-   server, or its own "Server does not allow request for unadvertised object" for a
-   server that does not offer SHA wants) does qola search for the commit in the
-   smallest things that can hold it: the branch or tag the dependency tracks (else
-   the remote's default branch), then the tags, each without blobs where the server
-   allows a filter. A commit in neither is exit 3 naming the commit and what was
-   searched: nothing broader (every branch) is ever fetched.
+3. Only when a server speaking protocol v0 refused the SHA itself (git's "not our
+   ref" from the server, or its own "Server does not allow request for unadvertised
+   object" for a server that does not offer SHA wants) does qola search for the
+   commit in the smallest things that can hold it: the branch or tag the dependency
+   tracks (else the remote's default branch), then the tags, each without blobs
+   where the server allows a filter. A commit in neither is exit 3 naming the commit
+   and what was searched: nothing broader (every branch) is ever fetched. A server
+   speaking protocol v2 sends any commit it has by SHA: its "not our ref" means the
+   commit is not there, and is reported as it is.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,14 +74,40 @@ def fetch_commit(
     """Make commit sha present in the repository at repo; returns a note on how."""
     depth = ["--depth", "1"] if shallow else []
     args = ["fetch", "-q", "--no-tags", *_ALONE, *depth, "--end-of-options", source.url, sha]
-    first = runner.run(repo, *args, check=False, network=True, env=env)
+    with tempfile.TemporaryDirectory(prefix="qola-fetch-") as folder:
+        # The packet trace (a few KB: pack data is not traced) says which protocol the
+        # server spoke, which decides what its refusal means.
+        trace = os.path.join(folder, "packets")
+        first = runner.run(repo, *args, check=False, network=True,
+                           env={**(env or {}), "GIT_TRACE_PACKET": trace})  # fmt: skip
+        v2 = _spoke_v2(trace)
     if first.status == 0:
         return f"fetched {sha[:12]} by SHA{' (depth 1)' if shallow else ''}"
     if first.timed_out is not None or not is_refused_want(first):
         # A remote that hangs would hang the fallback too; any other failure (DNS,
         # connection, no such repository) is not cured by asking for more.
         raise command_error(source.subject, args, first)
+    if v2:
+        # Protocol v2's upload-pack sends any object it has when asked by SHA (git
+        # 2.39 upload-pack.c parse_want): "not our ref" means it has no such commit,
+        # and no branch or tag of it can hold one.
+        raise GitError(
+            source.subject,
+            f"{_label(source)}commit {sha} is not in {source.url}: the server (protocol v2, "
+            "which sends any commit it has by SHA) does not have it; nothing else was "
+            f"fetched:\n{_first(source, args, first)}",
+            _hint(source, searched=False),
+        )
     return _search(runner, repo, source, sha, args, first, env)
+
+
+def _spoke_v2(trace: str) -> bool:
+    """True when git's packet trace shows the server answering in protocol v2."""
+    try:
+        with open(trace, encoding="utf-8", errors="replace") as handle:
+            return any(line.rstrip().endswith("< version 2") for line in handle)
+    except OSError:
+        return False
 
 
 def _search(
@@ -137,14 +167,14 @@ def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
 
-def _hint(source: Source) -> str:
+def _hint(source: Source, searched: bool = True) -> str:
     if source.hint_track == "":
         return f"check that {source.url} still has the commit the gitlink records"
+    hint = f"check the pin, or move it: qola bump {source.subject} --to REF"
+    if not searched:
+        return hint
     where = source.hint_track or 'track = "<branch>"'
-    return (
-        f"check the pin, or move it: qola bump {source.subject} --to REF; a commit on "
-        f"another branch is found once that branch is named: {where}"
-    )
+    return f"{hint}; a commit on another branch is found once that branch is named: {where}"
 
 
 def nested_environment() -> dict[str, str]:

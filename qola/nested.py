@@ -168,14 +168,21 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
     else:
         modules.refuse_unusable(gitdir, ctx.subject)
         modules.create_gitdir(runner, gitdir, ctx.subject)
+        runner.run(gitdir, "remote", "add", "--end-of-options", "origin", url,
+                   subject=ctx.subject)  # fmt: skip
         fresh = True
+    # The commit first, into the repository alone: until the folder is connected to it,
+    # git (`submodule status`: -) and qola see the submodule as not checked out.
+    if not has_commit(runner, gitdir, link.sha):
+        failed = ctx.prefetched.get(path)
+        if failed is not None:
+            raise failed  # tried a moment ago, while the parent was checked out
+        # One commit deep, unless the repository has history to keep complete (git's).
+        empty = gitfiles.read_head(gitdir)[0] is None
+        shallow = fresh or empty or gitfiles.is_shallow(gitdir)
+        _fetch_into(ctx, gitdir, gitdir, link, path, url, shallow, fresh or empty)
     sub_tree.mkdir(parents=True, exist_ok=True)
     modules.connect(runner, sub_tree, gitdir, ctx.subject)
-    if fresh:
-        runner.run(sub_tree, "remote", "add", "--end-of-options", "origin", url,
-                   subject=ctx.subject)  # fmt: skip
-    _obtain(ctx, sub_tree, link, path, url, shallow=fresh or gitfiles.is_shallow(gitdir),
-            fresh=fresh)  # fmt: skip
     _force_checkout(ctx, sub_tree, link.sha)
     remember(runner, sub_tree, link.sha, ctx.subject)
 
@@ -237,9 +244,8 @@ def _fetch_into(
             "the commit is not present locally and --offline forbids fetching it",
             "run once without --offline",
         )
-    source = fetching.Source(
-        ctx.subject, url, label=f"nested submodule {path}", hint_track=""
-    )
+    # The path, URL and gitlink head the message (update()): no label of its own.
+    source = fetching.Source(ctx.subject, url, hint_track="")
     note = fetching.fetch_commit(
         runner, repo, source, link.sha, shallow, env=fetching.nested_environment()
     )

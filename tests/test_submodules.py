@@ -150,6 +150,14 @@ def test_failed_nested_fetch_keeps_what_was_fetched_and_costs_one_retry(
     assert head(top) == deep.top_v1
     assert head(top / "extern/mid") == deep.mid_v1
     assert head(top / "extern/mid/extern/deep") == deep.deep_v1
+    # git too sees the one that failed as not checked out, and nothing else amiss.
+    prefixes = {line.split()[1]: line[0] for line in status_lines(te_fresh)}
+    assert prefixes == {
+        "3rdparty/top": " ",
+        "3rdparty/top/extern/mid": " ",
+        "3rdparty/top/extern/mid/extern/deep": " ",
+        "3rdparty/top/extern/other": "-",
+    }
     # The retry fetches the one that failed, and nothing else.
     retry = run_qola("checkout", "-v", cwd=te_fresh)
     assert retry.exit_code == 0, retry.stderr
