@@ -54,9 +54,8 @@ def is_initialised(superproject: Path, name: str) -> bool:
     config = config_file(superproject)
     if config is None:
         return False
-    try:
-        entries = gitconfig.parse(config.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
+    entries = _parsed(config)
+    if entries is None:
         return False
     url = gitconfig.get(entries, "submodule", name, "url")
     active = gitconfig.get(entries, "submodule", name, "active")
@@ -65,6 +64,24 @@ def is_initialised(superproject: Path, name: str) -> bool:
     if gitconfig.get(entries, "submodule", None, "active") is not None:
         return False
     return url is not None
+
+
+# The root's config, parsed once per run however many of its submodules are asked about
+# (the no-op path asks for each dependency); keyed by what says it has not changed.
+_PARSED: dict[tuple[str, int, int], list[gitconfig.Entry]] = {}
+
+
+def _parsed(config: Path) -> list[gitconfig.Entry] | None:
+    try:
+        info = os.stat(config)
+        key = (str(config), info.st_mtime_ns, info.st_size)
+        if key not in _PARSED:
+            text = config.read_text(encoding="utf-8", errors="replace")
+            _PARSED.clear()
+            _PARSED[key] = gitconfig.parse(text)
+    except OSError:
+        return None
+    return _PARSED[key]
 
 
 def _is_true(value: str) -> bool:
