@@ -491,7 +491,10 @@ def bump(
         gitlink = pins.root_gitlink(sess.runner, sess.manifest, dep)
         pins.write_manifest(sess.manifest, raw, new_text)
         sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
-        _stage(sess, raw, {dep: new}, {dep: gitlink})
+        if not do_commit:
+            _stage(sess, raw, {dep: new}, {dep: gitlink})
+        elif gitlink is not None:
+            pins.stage_gitlink(sess.runner, sess.manifest, dep, new)
         if do_commit:
             links = {dep.path: new} if gitlink is not None else {}
             sha = pins.commit(sess.runner, sess.manifest, move.message(), links)
