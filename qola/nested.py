@@ -23,6 +23,7 @@ what they fetched, and the error names each failed one with its URL and gitlink.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -263,9 +264,15 @@ def prefetch(ctx: Context, tree: Path, commit: str, url: str) -> threading.Threa
     gitdir = gitfiles.git_dir(tree)
     if ctx.offline or gitdir is None:
         return None
-    thread = threading.Thread(target=_prefetch, args=(ctx, tree, gitdir, commit, url, ""))
+    thread = threading.Thread(target=_prefetch_quietly, args=(ctx, tree, gitdir, commit, url))
     thread.start()
     return thread
+
+
+def _prefetch_quietly(ctx: Context, tree: Path, gitdir: Path, commit: str, url: str) -> None:
+    # Whatever goes wrong here, update() meets it again on the main thread and reports it.
+    with contextlib.suppress(Exception):
+        _prefetch(ctx, tree, gitdir, commit, url, "")
 
 
 def _prefetch(ctx: Context, repo: Path, gitdir: Path, commit: str, url: str, prefix: str) -> None:
