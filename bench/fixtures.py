@@ -263,9 +263,15 @@ class Large:
     pack_bytes: int
 
 
-def build_large(git: Git, daemon: Daemon, spec: LargeSpec) -> Large:
-    """A bare repository made with fast-import, with a history far bigger than its tree."""
-    repo = daemon.base / "large.git"
+def build_large(
+    git: Git, daemon: Daemon, spec: LargeSpec, name: str = "large.git", extra: bytes = b""
+) -> Large:
+    """A bare repository made with fast-import, with a history far bigger than its tree.
+
+    name: its folder under the daemon; extra: fast-import file commands added to the
+    first commit (and so to every commit after it), e.g. a .gitmodules and a gitlink.
+    """
+    repo = daemon.base / name
     git(daemon.base, "init", "-q", "--bare", repo)
     # Fetching the pin by SHA needs one of these before protocol v2 (which allows it anyway).
     git(repo, "config", "uploadpack.allowAnySHA1InWant", "true")
@@ -279,7 +285,7 @@ def build_large(git: Git, daemon: Daemon, spec: LargeSpec) -> Large:
     )
     assert proc.stdin is not None
     with proc.stdin as sink:
-        for chunk in large_stream(spec):
+        for chunk in large_stream(spec, seed=name.removesuffix(".git"), extra=extra):
             sink.write(chunk)
     if proc.wait() != 0:
         sys.exit("git fast-import failed")
@@ -287,21 +293,22 @@ def build_large(git: Git, daemon: Daemon, spec: LargeSpec) -> Large:
     packs = sum(p.stat().st_size for p in (repo / "objects" / "pack").glob("*.pack"))
     return Large(
         path=repo,
-        url=daemon.url("large.git"),
+        url=daemon.url(name),
         pin=git(repo, "rev-parse", f"main~{spec.behind}"),
         tip=git(repo, "rev-parse", "main"),
         pack_bytes=packs,
     )
 
 
-def large_stream(spec: LargeSpec) -> Iterator[bytes]:
-    """The fast-import stream of the large repository.
+def large_stream(spec: LargeSpec, seed: str = "large", extra: bytes = b"") -> Iterator[bytes]:
+    """The fast-import stream of the large repository (seed: of its PRNG; extra: file
+    commands added to the first commit).
 
     Each file's versions are written one after the other, so that fast-import stores each as
     a delta on the previous one: the pack then holds the tree plus what the history rewrote,
     as a real project's pack does. Commit c > 0 rewrites one region in each of 1 to 4 files.
     """
-    rng = random.Random("large")
+    rng = random.Random(seed)
     paths, weights = [], []
     for i in range(spec.files):
         folder = "assets" if i % 10 == 9 else f"src/mod{i % 23}"
@@ -323,7 +330,7 @@ def large_stream(spec: LargeSpec) -> Iterator[bytes]:
 
     marks: dict[tuple[int, int], int] = {}  # (file, commit of that version) -> mark
     for f, path in enumerate(paths):
-        frng = random.Random(f"large:{f}")
+        frng = random.Random(f"{seed}:{f}")
         binary = path.endswith(".bin")
         content = bytearray(frng.randbytes(sizes[f]) if binary else text(frng, sizes[f]))
         versions = [(0, bytes(content))]
@@ -348,6 +355,8 @@ def large_stream(spec: LargeSpec) -> Iterator[bytes]:
         yield b"data %d\n%s" % (len(message), message)
         for f in range(len(paths)) if c == 0 else changed[c]:
             yield b"M 100644 :%d %s\n" % (marks[f, c], paths[f].encode())
+        if c == 0:
+            yield extra
         yield b"\n"
 
 
@@ -374,3 +383,44 @@ def tree_bytes(path: Path) -> int:
             dirs.remove(".git")
         total += sum(os.path.getsize(os.path.join(dirpath, n)) for n in names)
     return total
+
+
+# -- an AITER-shaped repository with a composable_kernel-shaped nested submodule ---------------
+
+
+@dataclass(frozen=True)
+class Nested:
+    """AITER and its nested composable_kernel as served, and a TE-shaped superproject."""
+
+    aiter: Large
+    ck: Large
+    superproject: Path  # a repository (not served) whose submodule 3rdparty/aiter pins aiter
+
+
+CK_PATH = "3rdparty/composable_kernel"
+
+
+def build_nested(
+    git: Git, daemon: Daemon, aiter_spec: LargeSpec, ck_spec: LargeSpec, base: Path
+) -> Nested:
+    """ck.git; aiter.git recording ck's pin at 3rdparty/composable_kernel from its first
+    commit on (AITER's .gitmodules names composable_kernel by an absolute URL, as here);
+    and a superproject with aiter at 3rdparty/aiter and TE's legacy `[qola] aiter_commit`."""
+    ck = build_large(git, daemon, ck_spec, "ck.git")
+    modules = (
+        f'[submodule "{CK_PATH}"]\n\tpath = {CK_PATH}\n\turl = {ck.url}\n'
+    ).encode()
+    extra = b"M 100644 inline .gitmodules\ndata %d\n%s\n" % (len(modules), modules)
+    extra += b"M 160000 %s %s\n" % (ck.pin.encode(), CK_PATH.encode())
+    aiter = build_large(git, daemon, aiter_spec, "aiter.git", extra)
+    root = base / "te-origin"
+    root.mkdir(parents=True)
+    git(root, "init", "-q")
+    (root / ".gitmodules").write_text(
+        f'[submodule "3rdparty/aiter"]\n\tpath = 3rdparty/aiter\n\turl = {aiter.url}\n'
+    )
+    (root / "qola.toml").write_text(f'[qola]\nnamespace = "te"\naiter_commit = "{aiter.pin}"\n')
+    git(root, "add", ".gitmodules", "qola.toml")
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{aiter.pin},3rdparty/aiter")
+    git(root, "commit", "-q", "-m", "TE pins aiter")
+    return Nested(aiter, ck, root)

@@ -305,6 +305,84 @@ class Bench:
             variants["qola checkout --cache"] = qola_cache
         return self.record("cold", interleave(variants, self.args.cold_repeat))
 
+    # -- nested: an AITER-shaped submodule with a composable_kernel-shaped one inside --------
+
+    def nested(self, repos: fx.Nested, with_cache: bool) -> dict[str, Medians]:
+        runs = self.work / "nested"
+        runs.mkdir()
+        cache = self.work / "qola-cache-nested"
+        aiter_modules = Path(".git/modules/3rdparty/aiter")
+        ck_modules = aiter_modules / "modules" / fx.CK_PATH
+
+        def clone(name: str) -> Path:
+            """The superproject as a developer clones it (untimed): aiter not initialised."""
+            root = runs / name
+            self.git(runs, "clone", "-q", repos.superproject, root)
+            return root
+
+        def stores(root: Path) -> int:
+            """Bytes in aiter's and composable_kernel's object stores, where git keeps them."""
+            return sum(
+                fx.object_bytes(root / gitdir) if (root / gitdir).is_dir() else 0
+                for gitdir in (aiter_modules, ck_modules)
+            )
+
+        def update(*depth: str) -> Callable[[int], Sample]:
+            def run(i: int) -> Sample:
+                root = clone(f"git{''.join(depth)}-{i}")
+                command = ["git", "submodule", "update", "-q", "--init", "--recursive", *depth]
+                sample, _ = timed([(root, command)], self.env)
+                sample.received = stores(root)
+                shutil.rmtree(root)
+                return sample
+
+            return run
+
+        def qola(*options: str) -> Callable[[int], Sample]:
+            def run(i: int) -> Sample:
+                root = clone(f"qola{len(options)}-{i}")
+                before = fx.tree_bytes(cache) if options else 0
+                sample, _ = timed([(root, [*self.qola, "checkout", *options])], self.env)
+                sample.received = stores(root)
+                if options:  # what the cache took in too (an upper bound for a mirror update)
+                    sample.received += max(0, fx.tree_bytes(cache) - before)
+                shutil.rmtree(root)
+                return sample
+
+            return run
+
+        def floor(i: int) -> Sample:
+            """Each repository's depth-1 fetch of its pin: the least any checkout can move."""
+            steps = []
+            targets = []
+            for large in (repos.aiter, repos.ck):
+                target = runs / f"floor-{large.path.stem}-{i}"
+                target.mkdir()
+                targets.append(target)
+                steps += [
+                    (target, ["git", "init", "-q"]),
+                    (target, ["git", "fetch", "-q", "--depth", "1", large.url, large.pin]),
+                ]
+            sample, _ = timed(steps, self.env)
+            sample.received = sum(fx.object_bytes(t / ".git") for t in targets)
+            for target in targets:
+                shutil.rmtree(target)
+            return sample
+
+        variants = {
+            "git submodule update": update(),
+            "git ... --depth 1": update("--depth", "1"),
+            "depth-1 floors": floor,
+            "qola checkout": qola(),
+        }
+        if with_cache:
+            # The first checkout fills the cache; untimed, as the goal is about the second.
+            first = clone("cache-fill")
+            self.git.run(first, *self.qola, "checkout", "--cache", str(cache))
+            shutil.rmtree(first)
+            variants["qola checkout --cache"] = qola("--cache", str(cache))
+        return self.record("nested", interleave(variants, self.args.cold_repeat))
+
     # -- jobs ------------------------------------------------------------------------------------
 
     def jobs(self, daemon: fx.Daemon, shas: list[str], count: int) -> dict[str, Medians]:
@@ -462,6 +540,29 @@ def evaluate(results: Results, cmake: dict[str, float] | None) -> list[Goal]:
             0.45,
         ),
     ]
+    plain = "git submodule update"
+    depth1 = ratio(results, "nested", "git ... --depth 1", "depth-1 floors", "received")
+    goals += [
+        Goal(
+            "nested cold bytes / depth-1 floors (aiter + ck)",
+            ratio(results, "nested", "qola checkout", "depth-1 floors", "received"),
+            "<=",
+            1.15,
+            note="" if depth1 is None else f"git submodule update --depth 1: {depth1:.2f}x",
+        ),
+        Goal(
+            "nested cold wall / git submodule update --init --recursive",
+            ratio(results, "nested", "qola checkout", plain),
+            "<=",
+            0.6,
+        ),
+        Goal(
+            "nested warm --cache bytes / git submodule update",
+            ratio(results, "nested", "qola checkout --cache", plain, "received"),
+            "<",
+            0.01,
+        ),
+    ]
     jobs = next((s for name, s in secs.items() if name.startswith("jobs")), None)
     speedup = jobs["qola --jobs 1"].wall_ms / jobs["qola --jobs 2"].wall_ms if jobs else None
     # The goal is read one job per core; more jobs than cores is reported beside it.
@@ -520,7 +621,10 @@ def print_report(results: Results, cmake: dict[str, float] | None) -> None:
 # (104 MB against 15 MB, DESIGN §11).
 QUICK_LARGE = fx.LargeSpec(files=40, tree_bytes=2 << 20, commits=300, history_factor=11, behind=120)
 LARGE = fx.LargeSpec(files=600, tree_bytes=24 << 20, commits=3000, history_factor=11, behind=120)
-SECTIONS = ("noop", "cmake", "cold", "jobs")
+# composable_kernel inside AITER: a smaller tree whose history is still several times it.
+QUICK_CK = fx.LargeSpec(files=30, tree_bytes=1 << 20, commits=200, history_factor=8, behind=40)
+CK = fx.LargeSpec(files=400, tree_bytes=10 << 20, commits=2000, history_factor=8, behind=40)
+SECTIONS = ("noop", "cmake", "cold", "nested", "jobs")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -554,6 +658,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.repeat = args.repeat or (3 if args.quick else 7)
     args.cold_repeat = args.cold_repeat or 3
     args.large = QUICK_LARGE if args.quick else LARGE
+    args.ck = QUICK_CK if args.quick else CK
     args.dep_bytes = (32 if args.quick else 256) << 10
     args.only = set(args.only.split(","))
     return args
@@ -615,6 +720,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                 }
                 progress(f"cold checkout: pack {size(large.pack_bytes)}")
                 bench.cold(large, with_cache=options["--cache"])
+            if "nested" in args.only:
+                progress(f"generating AITER- and composable_kernel-shaped repositories ({args.ck})")
+                repos = fx.build_nested(bench.git, daemon, args.large, args.ck, work)
+                facts["nested"] = {
+                    "aiter_pack_bytes": repos.aiter.pack_bytes,
+                    "ck": asdict(args.ck),
+                    "ck_pack_bytes": repos.ck.pack_bytes,
+                }
+                progress(
+                    f"nested: aiter pack {size(repos.aiter.pack_bytes)}, "
+                    f"ck pack {size(repos.ck.pack_bytes)}"
+                )
+                bench.nested(repos, with_cache=options["--cache"])
             if "jobs" in args.only and options["--jobs"]:
                 progress("cold checkout of 10 dependencies, --jobs 1, 2 and 4")
                 bench.jobs(daemon, shas, 10)

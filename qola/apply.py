@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import cache, gitfiles, names, patches, recovery, store
+from qola import cache, fetching, gitfiles, modules, names, nested, patches, recovery, store
 from qola.errors import GitError, RefusedError, UsageError
-from qola.git import Runner, command_error
+from qola.git import Runner
 from qola.manifest import Dep
 from qola.observe import (
     LocalWork,
@@ -25,14 +25,11 @@ from qola.patches import Series
 from qola.plan import Options, Plan
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-PIN_REF = store.PIN_REF  # the commit qola checked out last: not someone's unsaved work
 # Writing the files dominates a large checkout: let git use every core for it.
 _PARALLEL = ("-c", "checkout.workers=0")
 # Creating a clone's parent folders and removing them after a failed clone take turns
 # (--jobs threads): a failed clone never removes the folder another clone is starting in.
 _FOLDERS = threading.Lock()
-# What the fallback fetch takes when a server refuses to send a commit by SHA.
-_BROAD = ("+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*")
 
 
 @dataclass
@@ -67,6 +64,8 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
     if work and not options.force:
         raise refusal(dep, work)
+    if move_head:
+        _check_offline(runner, state.worktree, dep, options)  # before anything is written
     # From here on a kill leaves a move to finish (recovery.py): recorded before --force's
     # save and reset, the first step that can leave git state behind.
     recovery.begin(state.worktree, state.head, target if move_head else state.head)
@@ -76,17 +75,33 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         patches.remember(state.gitdir, state.series[""], found)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
+    # The exception is a repository whose first checkout never finished (no index):
+    # nothing in it is anyone's, and git without -f would keep its "deleted" files.
     if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
             recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
-        _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", "--detach", target)
+        forced = ("-f",) if state.half_made else ()
+        if state.half_made:
+            outcome.notes.append(f"{dep.path} never finished its first checkout: finishing it")
+        _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", *forced, "--detach", target)
         # Only now: a failed checkout must not make the old pin look like unsaved work.
-        _run(runner, state.worktree, dep, "update-ref", "--no-deref", PIN_REF, target)
+        nested.remember(runner, state.worktree, target, dep.name)
         outcome.actions.append(f"checked out {_label(dep.commit, state.series.get(''))}")
+    if plan.initialise:
+        _initialise_in_root(runner, state.worktree, dep, outcome)
     if plan.update_submodules:
-        _update_submodules(runner, state.worktree, dep)
+        head = target if move_head and target else state.head
+        # Which nested submodules are where they belong, patches included, is known for
+        # HEAD's gitlinks: after a move the new commit's gitlinks decide.
+        at_target = frozenset(
+            s.path for top in state.submodules or () for s in top.walk()
+            if s.at_target and not s.half_made and not move_head
+        )  # fmt: skip
+        if head is not None:
+            ctx = _nested_context(runner, dep, options, at_target)
+            _update_nested(runner, state.worktree, dep, head, outcome, ctx)
         outcome.actions.append("updated nested submodules")
     if plan.update_submodules or move_head:
         _patch_nested(runner, state.worktree, dep, state.series, outcome)
@@ -142,8 +157,7 @@ def _patch_nested(
     runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], outcome: Outcome
 ) -> None:
     """Put each nested submodule's series on top of its gitlink (parents first)."""
-    nested = [s for repo, s in series.items() if repo]
-    for one in nested:
+    for one in [s for repo, s in series.items() if repo]:
         gitdir = gitfiles.git_dir(worktree)
         head = gitfiles.read_head(gitdir)[0] if gitdir else None
         links = (
@@ -154,17 +168,35 @@ def _patch_nested(
         found = {s.path: s for top in links or () for s in top.walk()}
         sub = found.get(one.repo)
         if sub is None or sub.head is None:
-            raise UsageError(
-                dep.name,
-                f"{dep.patches}/{one.repo} holds patches, but {one.repo} is not a "
-                f"nested submodule of {dep.path} that git checks out",
-                f"name the sub-folder after the submodule's path in {dep.name}",
-            )
+            raise _not_a_submodule(dep, one.repo)
         tree = worktree / one.repo
         target = _build(runner, tree, dep, one, sub.expected, outcome)
         if sub.head != target:
             _run(runner, tree, dep, "checkout", "-q", "--detach", target)
-        _run(runner, tree, dep, "update-ref", "--no-deref", PIN_REF, target)
+        nested.remember(runner, tree, target, dep.name)
+
+
+def _not_a_submodule(dep: Dep, repo: str) -> UsageError:
+    return UsageError(
+        dep.name,
+        f"{dep.patches}/{repo} holds patches, but {repo} is not a nested submodule of "
+        f"{dep.path} that git checks out",
+        f"name the sub-folder after the submodule's path in {dep.name}",
+    )
+
+
+def _check_nested_folders(
+    runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], head: str
+) -> None:
+    """Refuse, before a new clone lands, patch folders for paths head records no submodule
+    at (the first level: deeper ones are known once their parents are fetched)."""
+    nested = [repo for repo in series if repo]
+    if not nested:
+        return
+    links = gitlinks(runner, worktree, _git_dir(worktree), head, write_cache=False) or []
+    for repo in nested:
+        if not any(repo == link.path or repo.startswith(link.path + "/") for link in links):
+            raise _not_a_submodule(dep, repo)
 
 
 def _run(runner: Runner, cwd: Path, dep: Dep, *args: str) -> str:
@@ -172,19 +204,31 @@ def _run(runner: Runner, cwd: Path, dep: Dep, *args: str) -> str:
 
 
 def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> None:
-    """Clone into a temporary sibling, then rename: a killed clone leaves no half-repo."""
+    """Clone into a temporary sibling, then rename: a killed clone leaves no half-repo.
+
+    A submodule of the root keeps its repository where git keeps it, under the root's
+    git dir in modules/<name>: an existing one is reused (fetched into, never cloned
+    again), a new one is made whole there before anything is fetched into it, so
+    what a failed or killed clone fetched is kept for the next run. Nested
+    submodules are brought in after the rename, in place (nested.py).
+    """
     dep = plan.state.dep
     target = plan.state.worktree
-    if options.offline and options.cache is None:
+    gitdir = _root_modules_dir(runner, plan)
+    reuse = gitdir is not None and modules.is_valid_gitdir(gitdir)
+    present = reuse and gitdir is not None and has_commit(runner, gitdir, dep.commit)
+    if options.offline and options.cache is None and not present:
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
             f"run once without --offline, or point {names.override_variable(dep.name)} "
             "at a local copy",
         )
+    if gitdir is not None and not reuse:
+        modules.refuse_unusable(gitdir, dep.name)
     mirror = None
-    if options.cache is not None:
-        mirror = cache.ensure(runner, options.cache, dep, options.offline)
+    if options.cache is not None and not present:
+        mirror = cache.ensure(runner, options.cache, dep.name, dep.url, dep.commit, options.offline)
     created = [folder for folder in target.parents if not folder.exists()]
     temp = store.temp_clone(target)
     with _FOLDERS:
@@ -193,21 +237,33 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         shutil.rmtree(temp, ignore_errors=True)
         temp.mkdir()
     try:
-        _run(runner, temp, dep, "init", "-q")
-        _run(runner, temp, dep, "remote", "add", "--end-of-options", "origin", dep.url)
-        if mirror is not None:
-            cache.borrow(temp / ".git", mirror)
+        fresh = _make_repository(runner, temp, gitdir, reuse, dep, outcome)
+        if present:
+            outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
+        elif mirror is not None and not has_commit(runner, temp, dep.commit):
+            cache.borrow(gitfiles.common_dir(_git_dir(temp)), mirror)
             outcome.notes.append(f"borrowed the objects of {mirror}")
-        else:
-            _fetch(runner, temp, dep, shallow=True, outcome=outcome)
+        elif not has_commit(runner, temp, dep.commit):
+            shallow = fresh or gitfiles.is_shallow(_git_dir(temp))
+            outcome.notes.append(_fetch(runner, temp, dep, shallow))
         head = dep.commit
         if "" in plan.state.series:
             head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
-        _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "--detach", head)
-        _run(runner, temp, dep, "update-ref", "--no-deref", PIN_REF, head)
+        # The nested submodules' commits are fetched while the files are written.
+        ctx = _nested_context(runner, dep, options)
+        ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None
+        try:
+            # -f: temp is qola's own folder, and a reused repository's last checkout (its
+            # index, removed) says nothing about it.
+            _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "-f", "--detach", head)
+        finally:
+            if ahead is not None:
+                ahead.join()
+        nested.remember(runner, temp, head, dep.name)
         if dep.submodules:
-            _update_submodules(runner, temp, dep, fresh_at=head)
-        _patch_nested(runner, temp, dep, plan.state.series, outcome)
+            _check_nested_folders(runner, temp, dep, plan.state.series, head)
+        if gitdir is not None:
+            modules.set_worktree(runner, gitdir, modules.worktree_value(target, gitdir), dep.name)
         if target.exists():
             target.rmdir()  # an empty folder, e.g. an uninitialised submodule of the root
         os.replace(temp, target)
@@ -216,6 +272,81 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         _remove_empty(created)  # a failed first clone leaves no empty 3rdparty/ behind
         raise
     outcome.actions.append(f"cloned {dep.url} at {dep.commit[:12]}")
+    if plan.initialise or dep.submodule_name is not None:
+        _initialise_in_root(runner, target, dep, outcome)
+    if dep.submodules:
+        _update_nested(runner, target, dep, head, outcome, ctx)
+    _patch_nested(runner, target, dep, plan.state.series, outcome)
+
+
+def _git_dir(worktree: Path) -> Path:
+    gitdir = gitfiles.git_dir(worktree)
+    if gitdir is None:  # pragma: no cover - qola has just made it
+        raise GitError(str(worktree), "has no repository")
+    return gitdir
+
+
+def _make_repository(
+    runner: Runner, temp: Path, gitdir: Path | None, reuse: bool, dep: Dep, outcome: Outcome
+) -> bool:
+    """A repository for the work tree temp; True when it is new (nothing fetched yet)."""
+    if gitdir is None:
+        _run(runner, temp, dep, "init", "-q")
+    elif reuse:
+        for lock in modules.remove_stale_locks(gitdir):
+            outcome.notes.append(f"removed {lock}, left by a git that was stopped")
+        # The work tree is temp until the rename; the old index describes nothing here.
+        modules.set_worktree(runner, gitdir, None, dep.name)
+        (gitdir / "index").unlink(missing_ok=True)
+        modules.write_gitfile(temp, gitdir)
+        outcome.notes.append(f"reusing the repository in {gitdir}")
+        return False
+    else:
+        modules.create_gitdir(runner, gitdir, dep.name)
+        modules.write_gitfile(temp, gitdir)
+    _run(runner, temp, dep, "remote", "add", "--end-of-options", "origin", dep.url)
+    return True
+
+
+def _root_modules_dir(runner: Runner, plan: Plan) -> Path | None:
+    """Where git keeps the dependency's repository when it is a submodule of the root."""
+    dep = plan.state.dep
+    root = _root_of(plan.state.worktree, dep)
+    if dep.submodule_name is None or gitfiles.git_dir(root) is None:
+        return None
+    return modules.modules_dir(runner, root, dep.submodule_name, dep.name)
+
+
+def _root_of(worktree: Path, dep: Dep) -> Path:
+    """The root, from the dependency's work tree and its path below the root."""
+    return worktree.parents[len(Path(dep.path).parts) - 1]
+
+
+def _initialise_in_root(runner: Runner, worktree: Path, dep: Dep, outcome: Outcome) -> None:
+    """Initialise the dependency in the root's config, as `git submodule init` would."""
+    root = _root_of(worktree, dep)
+    if dep.submodule_name is None or gitfiles.git_dir(root) is None:
+        return
+    if modules.initialise(runner, root, dep.submodule_name, dep.url, dep.name):
+        outcome.notes.append(f"initialised the submodule {dep.submodule_name} in the root's config")
+
+
+def _nested_context(
+    runner: Runner, dep: Dep, options: Options, at_target: frozenset[str] = frozenset()
+) -> nested.Context:
+    return nested.Context(
+        runner, dep.name, dep.path, options.offline, options.cache, at_target=at_target
+    )
+
+
+def _update_nested(
+    runner: Runner, worktree: Path, dep: Dep, head: str, outcome: Outcome, ctx: nested.Context
+) -> None:
+    """Bring the nested submodules to the gitlinks head records (nested.py)."""
+    try:
+        nested.update(ctx, worktree, head, modules.origin_url(worktree) or dep.url)
+    finally:
+        outcome.notes.extend(ctx.notes)
 
 
 def _remove_empty(folders: list[Path]) -> None:
@@ -244,96 +375,55 @@ def _ensure_commit(
     if options.cache is not None and gitdir is not None:
         mirror = store.mirror_path(options.cache, dep.url)
         if cache.borrows_from(gitfiles.common_dir(gitdir), mirror):
-            cache.ensure(runner, options.cache, dep, options.offline)
+            cache.ensure(runner, options.cache, dep.name, dep.url, dep.commit, options.offline)
             outcome.notes.append(f"{dep.commit[:12]} fetched into the cache {mirror}")
             return
-    if options.offline:
-        raise GitError(
-            dep.name,
-            f"commit {dep.commit} is not present locally and --offline forbids fetching it",
-            "run once without --offline",
-        )
-    _fetch(
-        runner,
-        worktree,
-        dep,
-        shallow=gitdir is not None and gitfiles.is_shallow(gitdir),
-        outcome=outcome,
-    )
+    _check_offline(runner, worktree, dep, options)
+    shallow = gitdir is not None and gitfiles.is_shallow(gitdir)
+    outcome.notes.append(_fetch(runner, worktree, dep, shallow))
 
 
-def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool, outcome: Outcome) -> None:
-    """Fetch only the pinned commit; fall back to all branches and tags for servers that refuse."""
-    depth = ["--depth", "1"] if shallow else []
-    first = runner.run(
-        worktree,
-        "fetch",
-        "-q",
-        "--no-tags",
-        *depth,
-        "--end-of-options",
-        dep.url,
-        dep.commit,
-        check=False,
-        network=True,
-    )
-    if first.status == 0:
-        outcome.notes.append(f"fetched {dep.commit[:12]} by SHA{' (depth 1)' if shallow else ''}")
+def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -> None:
+    """With --offline, stop (before anything moves) when the pin would have to be fetched."""
+    if not options.offline or has_commit(runner, worktree, dep.commit):
         return
-    if first.timed_out is not None:
-        # A remote that hangs would hang the fallback too: one timeout is the answer.
-        shown = ["fetch", "-q", "--no-tags", *depth, "--end-of-options", dep.url, dep.commit]
-        raise command_error(dep.name, shown, first)
-    broad = runner.run(
-        worktree,
-        "fetch",
-        "-q",
-        "--end-of-options",
-        dep.url,
-        *_BROAD,
-        check=False,
-        network=True,
-    )
-    if broad.status != 0:
-        raise command_error(dep.name, ["fetch", "-q", "--end-of-options", dep.url, *_BROAD], broad)
-    if not has_commit(runner, worktree, dep.commit):
-        raise GitError(
-            dep.name,
-            f"commit {dep.commit} does not exist in {dep.url}",
-            f"check the pin, or move it: qola bump {dep.name} --to REF",
-        )
-    outcome.notes.append(
-        f"the server refused to send {dep.commit[:12]} by SHA; fetched all branches and tags"
+    gitdir = gitfiles.git_dir(worktree)
+    if options.cache is not None and gitdir is not None:
+        mirror = store.mirror_path(options.cache, dep.url)
+        if cache.borrows_from(gitfiles.common_dir(gitdir), mirror):
+            return  # the cache may have it (cache.ensure says, with its own message)
+    raise GitError(
+        dep.name,
+        f"commit {dep.commit} is not present locally and --offline forbids fetching it",
+        "run once without --offline",
     )
 
 
-def _update_submodules(
-    runner: Runner, worktree: Path, dep: Dep, fresh_at: str | None = None
-) -> None:
-    """Sync and update the nested submodules; fresh_at: the commit a new clone is at."""
-    if fresh_at is not None:
-        # A new clone has no submodule initialised, so there is nothing to sync; and a
-        # commit that records no submodule git would update needs no update either.
-        # Both are a git process or more each, on the cold path of every dependency.
-        links = gitlinks(runner, worktree, worktree / ".git", fresh_at, write_cache=False)
-        if links == []:
-            return
-    else:
-        _run(runner, worktree, dep, "submodule", "sync", "-q", "--recursive")
-    # Clones nested submodules: a network command, under --fetch-timeout.
-    update = ("submodule", "update", "-q", "--init", "--checkout", "--recursive")
-    runner.run(worktree, *update, subject=dep.name, network=True)
+def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool) -> str:
+    """Fetch only the pinned commit (fetching.py has the fallback); returns a note."""
+    legacy = dep.key.startswith("qola.")
+    where = f"{dep.name}_track = \"…\" in [qola]" if legacy else "track = \"…\""
+    source = fetching.Source(dep.name, dep.url, dep.track, hint_track=where)
+    return fetching.fetch_commit(runner, worktree, source, dep.commit, shallow)
 
 
 def refusal(dep: Dep, work: LocalWork) -> RefusedError:
+    """Exit 4: what would be lost, and the commands that save it."""
     lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
     lines += [f"  uncommitted: {item}" for item in work.dirty]
     lines += [f"  commit on no branch: {item}" for item in work.unsaved]
-    lines.append("nothing was changed")
+    lines.append("nothing was changed; to keep that work, save it first:")
+    for label, tree in work.dirty_trees.items():
+        lines.append(f"  git -C {tree} stash push -m 'before qola'  # the changes in {label}")
+    newest: dict[str, tuple[Path, str]] = {}
+    for label, tree, sha in work.commits:
+        newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
+    for label, (tree, sha) in newest.items():
+        lines.append(f"  git -C {tree} branch keep-{sha[:7]} {sha}  # the commits in {label}")
     return RefusedError(
         dep.name,
         "\n".join(lines),
-        "commit or stash it, or run with --force to save it under "
+        "then run qola again; or run it with --force to save all of it under "
         f"{store.backup_prefix(dep.name)} and go on",
     )
 

@@ -10,12 +10,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import edit, gitconfig, gitfiles, patches
-from qola.errors import GitError, UsageError
+from qola import edit, gitconfig, gitfiles, history, patches
+from qola.errors import GitError, QolaError, UsageError
 from qola.git import Runner, command_error
 from qola.init_manifest import render_init
 from qola.manifest import BOM, Dep, Manifest
-from qola.observe import has_commit, head_sha, index_gitlinks
+from qola.observe import head_sha, index_gitlinks
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,13 +51,16 @@ class Move:
         return f"Bump {self.dep.name} from {self.old[:7]} to {self.new[:7]}\n\n{body}\n"
 
 
-def resolve(runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: bool) -> str:
-    """A full SHA for ref (default: track, else the remote's default branch)."""
+def resolve(
+    runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: bool
+) -> tuple[str, str | None]:
+    """(full SHA, the remote ref it was read from) for ref (default: track, else the remote's
+    default branch); the ref is None for a SHA, and offline, where nothing is fetched."""
     ref = ref or dep.track
     if ref and _FULL_SHA.match(ref.lower()):
-        return ref.lower()
+        return ref.lower(), None
     if offline:
-        return _resolve_locally(runner, dep, worktree, ref or "HEAD")
+        return _resolve_locally(runner, dep, worktree, ref or "HEAD"), None
     if gitfiles.git_dir(worktree) is not None:
         return _ls_remote(runner, dep, worktree, ref)
     # No repository yet: run ls-remote in a new empty folder (never a shared one such
@@ -66,7 +69,7 @@ def resolve(runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: 
         return _ls_remote(runner, dep, Path(empty), ref)
 
 
-def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> str:
+def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> tuple[str, str]:
     if ref is None:
         out = runner.run(
             where, "ls-remote", "--symref", "--end-of-options", dep.url, "HEAD",
@@ -77,11 +80,11 @@ def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> str:
         for line in out.stdout.splitlines():
             sha, _, name = line.partition("\t")
             if name == "HEAD" and _FULL_SHA.match(sha):
-                return sha
+                return sha, "HEAD"
         raise GitError(dep.name, f"{dep.url} has no default branch", "give --to REF")
     found = find_ref(runner, dep, where, ref)
     if found is not None:
-        return found[1]
+        return found[1], found[0]
     raise UsageError(
         dep.name,
         f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed",
@@ -127,67 +130,29 @@ def _resolve_locally(runner: Runner, dep: Dep, worktree: Path, ref: str) -> str:
     )
 
 
-def fetch_range(runner: Runner, dep: Dep, worktree: Path, old: str, new: str, offline: bool) -> str:
-    """Make new, and the history back to old, present locally; return new as a commit SHA."""
-    if not has_commit(runner, worktree, new):
-        if offline:
-            raise GitError(
-                dep.name,
-                f"commit {new} is not present locally and --offline forbids fetching it",
-                "run without --offline",
-            )
-        out = runner.run(
-            worktree, "fetch", "-q", "--no-tags", "--end-of-options", dep.url, new,
-            check=False, network=True,
-        )  # fmt: skip
-        if out.status != 0:
-            raise command_error(dep.name, ["fetch", dep.url, new], out)
-    gitdir = gitfiles.git_dir(worktree)
-    if gitdir is not None and gitfiles.is_shallow(gitdir) and not offline:
-        # qola's clones are one commit deep; the log and the ancestry check need the
-        # history in between. Deepen to the old pin's date first, and only unshallow
-        # when that was not enough.
-        date = runner.run(worktree, "log", "-1", "--format=%ct", old, check=False).stdout.strip()
-        if date.isdigit() and has_commit(runner, worktree, old):
-            runner.run(
-                worktree, "fetch", "-q", "--no-tags", f"--shallow-since={int(date) - 86400}",
-                "--end-of-options", dep.url, new, check=False, network=True,
-            )  # fmt: skip
-        if not _is_ancestor(runner, worktree, old, new) and gitfiles.is_shallow(gitdir):
-            runner.run(
-                worktree, "fetch", "-q", "--no-tags", "--unshallow", "--end-of-options",
-                dep.url, new, check=False, network=True,
-            )  # fmt: skip
-    peeled = runner.run(
-        worktree, "rev-parse", "--verify", "-q", "--end-of-options", f"{new}^{{commit}}",
-        check=False,
-    )  # fmt: skip
-    if peeled.status != 0:
-        raise UsageError(dep.name, f"{new} is not a commit; nothing was changed")
-    return peeled.stdout.strip()
-
-
-def _is_ancestor(runner: Runner, worktree: Path, old: str, new: str) -> bool:
-    out = runner.run(worktree, "merge-base", "--is-ancestor", old, new, check=False)
-    return out.status == 0
-
-
-def describe(runner: Runner, move: Move, worktree: Path, allow_downgrade: bool) -> Move:
-    """Count and list the commits old..new; refuse a move backwards unless allowed."""
+def describe(
+    runner: Runner,
+    move: Move,
+    worktree: Path,
+    source: str | None,
+    offline: bool,
+    allow_downgrade: bool,
+) -> Move:
+    """Count and list the commits old..new (history.py: nothing is written anywhere);
+    refuse a move backwards or sideways unless allowed."""
+    span = history.learn(runner, move.dep, worktree, move.new, source, offline, LOG_LINES)
+    move = dataclasses.replace(move, new=span.new, count=span.count, log=span.log)
     if move.old == move.new:
         return move
-    if not _is_ancestor(runner, worktree, move.old, move.new) and not allow_downgrade:
+    if not span.descends and not allow_downgrade:
+        where = "" if span.known else f" (the current pin is nowhere in {move.dep.url})"
         raise UsageError(
             move.dep.name,
             f"{move.new[:12]} ({move.ref}) does not descend from the current pin "
-            f"{move.old[:12]}; nothing was changed",
+            f"{move.old[:12]}{where}; nothing was changed",
             "if moving back (or sideways) is intended, add --allow-downgrade",
         )
-    out = runner.run(
-        worktree, "log", "--format=%h %s", f"{move.old}..{move.new}", "--", subject=move.dep.name
-    )
-    lines = out.stdout.splitlines()
-    return dataclasses.replace(move, count=len(lines), log=lines[:LOG_LINES])
+    return move
 
 
 def read_manifest(manifest: Manifest) -> tuple[bytes, str]:
@@ -221,6 +186,43 @@ def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> Non
     runner.run(
         manifest.root, "update-index", "--cacheinfo", f"160000,{sha},{dep.path}", subject=dep.name
     )
+
+
+def stage_manifest(
+    runner: Runner, manifest: Manifest, old_raw: bytes, pins: dict[Dep, str]
+) -> str | None:
+    """Stage the new pins in the manifest the root's index tracks; None, or why not.
+
+    Only the pins change in the staged copy: when it differed from the file before the
+    edit (the user's own staged or unstaged edits), the same pin edit is made on the
+    staged text, so nothing else of the user's is staged.
+    """
+    root = manifest.root
+    rel = os.path.relpath(manifest.path, root)
+    if rel.startswith("..") or gitfiles.git_dir(root) is None:
+        return "it is outside the root's repository"
+    out = runner.run(root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", rel, check=False)
+    fields = out.stdout.split("\t", 1)[0].split()
+    if out.status != 0 or len(fields) != 3 or fields[2] != "0":
+        return "git does not track it (or it is in conflict)"
+    mode, blob = fields[0], fields[1]
+    staged = runner.run(root, "cat-file", "blob", blob, subject=str(manifest.path)).stdout
+    if staged.encode() != old_raw:
+        try:
+            text = edit_pins(manifest, staged.removeprefix(BOM), pins)
+        except QolaError:
+            return "its staged copy differs from the file and has other pins"
+    else:
+        text = edit_pins(manifest, old_raw.decode("utf-8").removeprefix(BOM), pins)
+    if staged.startswith(BOM):
+        text = BOM + text  # kept byte for byte, as in the file
+    with tempfile.TemporaryDirectory(prefix="qola-stage-") as folder:
+        path = Path(folder) / "manifest"
+        path.write_bytes(text.encode("utf-8"))
+        new_blob = runner.run(root, "hash-object", "-w", "--", str(path)).stdout.strip()
+    runner.run(root, "update-index", "--cacheinfo", f"{mode},{new_blob},{rel}",
+               subject=str(manifest.path))  # fmt: skip
+    return None
 
 
 def commit(runner: Runner, manifest: Manifest, move_message: str, gitlinks: dict[str, str]) -> str:

@@ -1,7 +1,8 @@
 """Shared bare mirrors, one per URL (`--cache DIR`): a second checkout fetches nothing it has.
 
 A mirror holds the upstream's branches and tags plus every pin asked of it (under
-`refs/qola/pins/`, so that git's garbage collection keeps them). A dependency
+`refs/qola/pins/`, so that git's garbage collection keeps them). Nested submodules
+get mirrors of their own, keyed by their URL as git resolves it. A dependency
 cloned with the cache borrows the mirror's objects through
 `objects/info/alternates`, as `git clone --reference` does: its own store only
 gets what qola makes there (patch commits). Mirrors are updated under a lock per
@@ -20,32 +21,31 @@ from pathlib import Path
 from qola import store
 from qola.errors import GitError
 from qola.git import Runner, command_error
-from qola.manifest import Dep
 from qola.observe import has_commit
 
 _BRANCHES_AND_TAGS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 
 
-def ensure(runner: Runner, cache: Path, dep: Dep, offline: bool) -> Path:
-    """The mirror of dep.url, holding dep.commit (fetched under the mirror's lock)."""
-    mirror = store.mirror_path(cache, dep.url)
+def ensure(runner: Runner, cache: Path, subject: str, url: str, commit: str, offline: bool) -> Path:
+    """The mirror of url, holding commit (fetched under the mirror's lock)."""
+    mirror = store.mirror_path(cache, url)
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise GitError(dep.name, f"cannot create the cache folder {cache}: {error}") from None
+        raise GitError(subject, f"cannot create the cache folder {cache}: {error}") from None
     with _locked(store.mirror_lock(mirror)):
         if not (mirror / "HEAD").is_file():
-            _create(runner, mirror, dep)
-        if has_commit(runner, mirror, dep.commit):
+            _create(runner, mirror, subject)
+        if has_commit(runner, mirror, commit):
             return mirror
         if offline:
             raise GitError(
-                dep.name,
-                f"commit {dep.commit} is not in the cache ({mirror}) and --offline "
+                subject,
+                f"commit {commit} is not in the cache ({mirror}) and --offline "
                 "forbids fetching it",
                 "run once without --offline",
             )
-        _fetch(runner, mirror, dep)
+        _fetch(runner, mirror, subject, url, commit)
     return mirror
 
 
@@ -63,36 +63,35 @@ def borrows_from(gitdir: Path, mirror: Path) -> bool:
     return str(mirror / "objects") in lines
 
 
-def _create(runner: Runner, mirror: Path, dep: Dep) -> None:
+def _create(runner: Runner, mirror: Path, subject: str) -> None:
     # A new folder of a name no one else uses, made here (mkdir fails on anything in the
     # way, a planted link included), so that `git init` writes nowhere but in it.
     temp = store.mirror_temp(mirror)
     temp.mkdir()
     try:
         runner.run(mirror.parent, "init", "-q", "--bare", "--end-of-options", str(temp),
-                   subject=dep.name)  # fmt: skip
+                   subject=subject)  # fmt: skip
         os.replace(temp, mirror)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
 
 
-def _fetch(runner: Runner, mirror: Path, dep: Dep) -> None:
+def _fetch(runner: Runner, mirror: Path, subject: str, url: str, commit: str) -> None:
     """Bring the mirror up to date with the upstream's branches and tags, and the pin."""
-    pin_ref = f"+{dep.commit}:{store.MIRROR_PIN_PREFIX}/{dep.commit}"
-    args = ["fetch", "-q", "--no-tags", "--end-of-options", dep.url, *_BRANCHES_AND_TAGS]
+    pin_ref = f"+{commit}:{store.pin_ref(commit)}"
+    args = ["fetch", "-q", "--no-tags", "--end-of-options", url, *_BRANCHES_AND_TAGS]
     out = runner.run(mirror, *args, check=False, network=True)
     if out.status != 0:
-        raise command_error(dep.name, args, out)
-    if has_commit(runner, mirror, dep.commit):
-        runner.run(mirror, "update-ref", f"{store.MIRROR_PIN_PREFIX}/{dep.commit}", dep.commit,
-                   subject=dep.name)  # fmt: skip
+        raise command_error(subject, args, out)
+    if has_commit(runner, mirror, commit):
+        runner.run(mirror, "update-ref", store.pin_ref(commit), commit, subject=subject)
         return
     # A pin on no branch or tag: ask for it by SHA.
-    args = ["fetch", "-q", "--no-tags", "--end-of-options", dep.url, pin_ref]
+    args = ["fetch", "-q", "--no-tags", "--end-of-options", url, pin_ref]
     out = runner.run(mirror, *args, check=False, network=True)
     if out.status != 0:
-        raise command_error(dep.name, args, out)
+        raise command_error(subject, args, out)
 
 
 @contextmanager

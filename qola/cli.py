@@ -216,6 +216,12 @@ def checkout(
     help="Check only the manifest and the root's gitlinks (full SHAs, agreement); "
     "read no dependency folder. For pre-commit and CI before checkout.",
 )
+@click.option(
+    "--staged",
+    is_flag=True,
+    help="With --manifest-only: check what the next commit records, the manifest and "
+    "gitlinks staged in the index. Automatic when run by pre-commit (PRE_COMMIT=1).",
+)
 @cmake_out_option
 @handle_errors
 def verify(
@@ -224,6 +230,7 @@ def verify(
     strict: bool,
     remote: bool,
     manifest_only: bool,
+    staged: bool,
     cmake_out: Path | None,
 ) -> None:
     """Check, read-only, that the tree matches the manifest (offline unless --remote)."""
@@ -232,7 +239,9 @@ def verify(
     if manifest_only and (strict or cmake_out is not None):
         other = "--strict" if strict else "--cmake-out"
         raise click.UsageError(f"{other} needs a checkout; it cannot go with --manifest-only")
-    sys.exit(command(common, fmt, strict, remote, manifest_only, cmake_out))
+    if staged and not manifest_only:
+        raise click.UsageError("--staged checks the index: it goes with --manifest-only")
+    sys.exit(command(common, fmt, strict, remote, manifest_only, staged, cmake_out))
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -254,9 +263,15 @@ def status(common: Common) -> None:
     metavar="REF",
     help="Branch, tag or SHA (default: track, else the remote's default branch).",
 )
-@click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Show the change; write nothing (no clone, no fetch into it)."
+)
 @click.option("--commit", "do_commit", is_flag=True, help="Commit the manifest (and gitlink).")
-@click.option("--no-checkout", is_flag=True, help="Do not check the new pin out.")
+@click.option(
+    "--no-checkout",
+    is_flag=True,
+    help="Do not check the new pin out: write the manifest and stage it, nothing else.",
+)
 @click.option(
     "--allow-downgrade", is_flag=True, help="Allow a pin that does not descend from the old one."
 )

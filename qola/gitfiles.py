@@ -115,3 +115,13 @@ def write_commit_cache(
     # A cache that cannot be written (or a link in the way) is only slower next time.
     with contextlib.suppress(OSError):
         store.write_file(path, json.dumps(data, sort_keys=True).encode(), common_dir(gitdir))
+
+
+def has_index(gitdir: Path) -> bool:
+    """True when the repository has an index: every finished checkout writes one.
+
+    A repository whose HEAD names a commit but that has no index never finished its
+    first checkout: `git clone --no-checkout` (what `git submodule update` does before
+    its checkout) or qola's own population, stopped half-way.
+    """
+    return os.path.exists(os.path.join(gitdir, "index"))

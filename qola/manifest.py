@@ -20,6 +20,9 @@ else:  # pragma: no cover
 SCHEMA = 1
 BOM = "\ufeff"
 DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches")
+# What the legacy form may say beside `[qola] <name>_commit`, as `<name>_<key>`. Read only
+# for a name that has a `<name>_commit`: every other key in [qola] is other tools'.
+LEGACY_KEYS = ("track", "url", "submodules", "patches")
 
 _FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
@@ -85,11 +88,17 @@ class Manifest:
         return tuple(dep for dep in self.deps if dep.name in names)
 
 
-def load(path: Path, root: Path | None = None) -> Manifest:
-    """Read, parse and validate the manifest at path."""
+def load(
+    path: Path, root: Path | None = None, staged: tuple[bytes, str | None] | None = None
+) -> Manifest:
+    """Read, parse and validate the manifest at path.
+
+    staged: (the manifest's bytes, the root's .gitmodules text or None) as the index holds
+    them, for `verify --manifest-only --staged`; the file and .gitmodules are then not read.
+    """
     path = Path(os.path.abspath(path))
     try:
-        raw = path.read_bytes()
+        raw = path.read_bytes() if staged is None else staged[0]
     except FileNotFoundError:
         raise ManifestError(
             str(path), "no such manifest", "pass --manifest PATH or set QOLA_MANIFEST"
@@ -118,8 +127,11 @@ def load(path: Path, root: Path | None = None) -> Manifest:
         # the stack (RecursionError).
         problem = f"cannot parse the manifest: {_why(exc)}"
         raise ManifestError(str(path), problem, _SIMPLER) from None
+    loader = _Loader(path, text, data, root)
+    if staged is not None:
+        loader.gitmodules = staged[1]  # None: read .gitmodules from disk
     try:
-        return _Loader(path, text, data, root).load()
+        return loader.load()
     except (RecursionError, MemoryError) as exc:
         problem = f"cannot read the manifest: {_why(exc)}"
         raise ManifestError(str(path), problem, _SIMPLER) from None
@@ -148,6 +160,16 @@ def _toml_error(text: str, exc: ValueError) -> tuple[str, str]:
     return f"{line}:{column}", f"{problem} at the end of the file"
 
 
+@dataclass
+class _LegacyExtras:
+    """What `[qola] <name>_<key>` keys add to a legacy `<name>_commit` pin."""
+
+    track: str | None = None
+    url: str | None = None
+    submodules: bool = True
+    patches: str | None = None
+
+
 class _Loader:
     def __init__(self, path: Path, text: str, data: dict[str, Any], root: Path | None) -> None:
         self.path = path
@@ -159,6 +181,7 @@ class _Loader:
         self._real_root: tuple[Path, str] | None = None
         self._modules_by_path: dict[str, gitconfig.Submodule] | None = None
         self._git_dirs: dict[str, bool] = {}  # real folder -> is a git dir
+        self.gitmodules: str | None = None  # the root's .gitmodules text, when not read from disk
 
     def line(self, where: str) -> int | None:
         if self._lines is None:
@@ -179,7 +202,7 @@ class _Loader:
             raise self.fail("qola", "must be a table")
         self._check_schema(qola)
         root = self._root(qola)
-        modules = _read_gitmodules(root)
+        modules = _read_gitmodules(root, self.gitmodules)
         deps: list[Dep] = []
         tables = self.data.get("deps", {})
         if not isinstance(tables, dict):
@@ -341,8 +364,8 @@ class _Loader:
         path = self._path(f"{where}.path", path, root)
         url = self._url(f"{where}.url", url, root)
         track = table.get("track")
-        if track is not None and (not track or track.startswith("-") or _CONTROL.search(track)):
-            raise self.fail(f"{where}.track", f"{track!r} is not a branch or tag name")
+        if track is not None:
+            track = self._track(f"{where}.track", track)
         patches = table.get("patches")
         if patches is not None:
             patches = self._path(f"{where}.patches", patches, root)
@@ -387,32 +410,75 @@ class _Loader:
                 raise self.fail(where, f"must be a string, not {value!r}")
             _check_name(self, where, name)
             commit = self._commit(where, name, value, legacy=True)
+            extra = self._legacy_extras(qola, name, root)
             module = _match_submodule(self, where, name, None, modules)
-            if not module.url:
-                raise self.fail(where, f"submodule {module.name!r} in .gitmodules has no url")
+            url = extra.url
+            if url is None:
+                if not module.url:
+                    raise self.fail(
+                        where,
+                        f"submodule {module.name!r} in .gitmodules has no url",
+                        f'give one: {name}_url = "…"',
+                    )
+                url = self._url(where, module.url, root)
             deps.append(
                 Dep(
                     name=name,
                     path=self._path(where, module.path, root),
-                    url=self._url(where, module.url, root),
+                    url=url,
                     commit=commit,
-                    track=None,
-                    submodules=True,
-                    patches=patches_dir,
+                    track=extra.track,
+                    submodules=extra.submodules,
+                    patches=extra.patches or patches_dir,
                     submodule_name=module.name,
                     key=where,
                     line=self.line(where),
                 )
             )
-        if patches_dir is not None and len(deps) > 1:
+        shared = [d for d in deps if f"{d.name}_patches" not in qola]
+        if patches_dir is not None and deps and not shared:
+            raise self.fail(
+                "qola.patches_dir",
+                "is the patch folder of no dependency: each [qola] pin names its own "
+                "(<name>_patches)",
+                "remove patches_dir, or the <name>_patches it stands for",
+            )
+        if patches_dir is not None and len(shared) > 1:
             # One folder cannot be the patch series of several repositories.
             raise self.fail(
                 "qola.patches_dir",
-                f"is one patch folder but [qola] pins {len(deps)} dependencies "
-                f"({', '.join(d.name for d in deps)})",
-                'declare them as [deps.<name>] tables, each with its own patches = "…"',
+                f"is one patch folder but [qola] pins {len(shared)} dependencies "
+                f"({', '.join(d.name for d in shared)})",
+                f'give each its own: {shared[0].name}_patches = "…" (or a [deps.<name>] table)',
             )
         return deps
+
+    def _legacy_extras(self, qola: dict[str, Any], name: str, root: Path) -> _LegacyExtras:
+        """The `<name>_track`, `_url`, `_submodules` and `_patches` keys beside `<name>_commit`."""
+        found = _LegacyExtras()
+        for key in LEGACY_KEYS:
+            full = f"{name}_{key}"
+            if full not in qola:
+                continue
+            where, value = f"qola.{full}", qola[full]
+            if key == "submodules":
+                if not isinstance(value, bool):
+                    raise self.fail(where, "must be true or false")
+                found.submodules = value
+            elif not isinstance(value, str):
+                raise self.fail(where, f"must be a string, not {value!r}")
+            elif key == "track":
+                found.track = self._track(where, value)
+            elif key == "url":
+                found.url = self._url(where, value, root)
+            else:
+                found.patches = self._path(where, value, root)
+        return found
+
+    def _track(self, where: str, track: str) -> str:
+        if not track or track.startswith("-") or _CONTROL.search(track):
+            raise self.fail(where, f"{track!r} is not a branch or tag name")
+        return track
 
     def _commit(self, where: str, name: str, value: str, legacy: bool) -> str:
         commit = value.strip().lower()
@@ -570,18 +636,19 @@ def repository_top(folder: Path) -> Path:
         current = current.parent
 
 
-def _read_gitmodules(root: Path) -> list[gitconfig.Submodule]:
-    try:
-        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
+def _read_gitmodules(root: Path, text: str | None = None) -> list[gitconfig.Submodule]:
+    if text is None:
+        try:
+            text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
     modules = gitconfig.submodules(text)
     base = _superproject_url(root)
     resolved = []
     for module in modules:
         url = module.url
         if url and url.startswith(("./", "../")):
-            url = _relative_url(base, url) if base else os.path.normpath(root / url)
+            url = relative_url(base, url) if base else os.path.normpath(root / url)
         resolved.append(gitconfig.Submodule(module.name, module.path, url, module.update))
     return resolved
 
@@ -597,7 +664,7 @@ def _superproject_url(root: Path) -> str | None:
     return gitconfig.get(gitconfig.parse(text), "remote", "origin", "url")
 
 
-def _relative_url(base: str, rel: str) -> str:
+def relative_url(base: str, rel: str) -> str:
     """Resolve a .gitmodules URL like ../x.git against the superproject's URL, as git does."""
     base = base.rstrip("/")
     if base.endswith("/.git"):

@@ -7,6 +7,7 @@ something.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -14,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitconfig, gitfiles, names, patches
+from qola import gitconfig, gitfiles, modules, names, patches
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
 
 if TYPE_CHECKING:
     from qola.git import Runner
 
+_SHA_TEXT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _GITLINK = re.compile(r"^160000 commit ([0-9a-f]+)\t(.*)$", re.S)
 
 
@@ -43,6 +45,7 @@ class SubmoduleState:
     children: tuple[SubmoduleState, ...] = ()
     patched: bool = False  # a patch series goes on top of the gitlink
     target: str | None = None  # gitlink + series, when known
+    half_made: bool = False  # HEAD names a commit but no checkout ever finished (no index)
 
     @property
     def wanted(self) -> str | None:
@@ -55,7 +58,7 @@ class SubmoduleState:
 
     @property
     def ok(self) -> bool:
-        return self.at_target and all(c.ok for c in self.children)
+        return self.at_target and not self.half_made and all(c.ok for c in self.children)
 
     def walk(self) -> list[SubmoduleState]:
         """This submodule and every one below it."""
@@ -79,6 +82,11 @@ class DepState:
     overridden: bool = False
     series: Mapping[str, Series] = field(default_factory=dict)  # "" and nested paths
     target: str | None = None  # pin + the dependency's own series, when known
+    # A submodule of the root is initialised in the root's config (always True for others).
+    initialised: bool = True
+    half_made: bool = False  # HEAD names a commit but no checkout ever finished (no index)
+    root: Path | None = None  # where the manifest's paths start
+    manifest_path: Path | None = None
 
     @property
     def is_repo(self) -> bool:
@@ -105,7 +113,7 @@ class DepState:
     @property
     def is_synced(self) -> bool:
         """HEAD and every nested submodule at their pins (and patches): nothing to do."""
-        if not self.at_target:
+        if not self.at_target or self.half_made or not self.initialised:
             return False
         if not self.dep.submodules:
             return True
@@ -118,6 +126,8 @@ class LocalWork:
 
     dirty: list[str] = field(default_factory=list)  # "path: file" of modified tracked files
     unsaved: list[str] = field(default_factory=list)  # "path: sha subject" of unreachable commits
+    dirty_trees: dict[str, Path] = field(default_factory=dict)  # label -> work tree, for hints
+    commits: list[tuple[str, Path, str]] = field(default_factory=list)  # (label, tree, SHA)
 
     def __bool__(self) -> bool:
         return bool(self.dirty or self.unsaved)
@@ -144,11 +154,14 @@ def observe(
     series = {} if override else patches.load(manifest.root, dep)
     if gitdir is None:
         return DepState(
-            dep, worktree, exists, None, None, None, None, override is not None, series
-        )
+            dep, worktree, exists, None, None, None, None, override is not None, series,
+            root=manifest.root, manifest_path=manifest.path,
+        )  # fmt: skip
     head, branch = gitfiles.read_head(gitdir)
     if head is None and runner is not None:
         head = head_sha(runner, worktree)
+    initialised = override is not None or is_initialised_in_root(manifest.root, dep)
+    half_made = head is not None and not gitfiles.has_index(gitdir)
     target = None
     if "" in series:
         applied = patches.remembered(gitdir, series[""], dep.commit)
@@ -159,8 +172,15 @@ def observe(
         submodules = submodule_states(runner, worktree, gitdir, head, writes, series)
     return DepState(
         dep, worktree, exists, gitdir, head, branch, submodules, override is not None, series,
-        target,
+        target, initialised, half_made, manifest.root, manifest.path,
     )  # fmt: skip
+
+
+def is_initialised_in_root(root: Path, dep: Dep) -> bool:
+    """False only for a submodule of the root that the root's config does not initialise."""
+    if dep.submodule_name is None or modules.config_file(root) is None:
+        return True
+    return modules.is_initialised(root, dep.submodule_name)
 
 
 def head_sha(runner: Runner, worktree: Path) -> str | None:
@@ -240,10 +260,12 @@ def submodule_states(
         children: tuple[SubmoduleState, ...] = ()
         sub_series = (series or {}).get(path)
         target = None
+        half_made = False
         if sub_gitdir is not None:
             head, _ = gitfiles.read_head(sub_gitdir)
             if head is None and runner is not None:
                 head = head_sha(runner, sub_tree)
+            half_made = head is not None and not gitfiles.has_index(sub_gitdir)
             if sub_series is not None:
                 applied = patches.remembered(sub_gitdir, sub_series, link.sha)
                 target = applied.head if applied else None
@@ -255,16 +277,26 @@ def submodule_states(
                     return None
                 children = found
         states.append(
-            SubmoduleState(path, link.sha, head, children, sub_series is not None, target)
+            SubmoduleState(
+                path, link.sha, head, children, sub_series is not None, target, half_made
+            )
         )
     return tuple(states)
 
 
 def index_gitlinks(
-    runner: Runner, root: Path, paths: tuple[str, ...] | list[str] = ()
+    runner: Runner,
+    root: Path,
+    paths: tuple[str, ...] | list[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, str | None]:
-    """The gitlinks the root's index records (at paths, or all): SHA, or None when conflicted."""
-    out = runner.run(root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False)
+    """The gitlinks the root's index records (at paths, or all): SHA, or None when conflicted.
+
+    env may name another index (GIT_INDEX_FILE: the one a commit hook is given).
+    """
+    out = runner.run(
+        root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False, env=env
+    )
     links: dict[str, str | None] = {}
     for record in out.stdout.split("\0"):
         meta, _, path = record.partition("\t")
@@ -285,22 +317,54 @@ def has_commit(runner: Runner, worktree: Path, sha: str) -> bool:
 def observe_local_work(
     runner: Runner, state: DepState, moving: list[str], head_moves: bool
 ) -> LocalWork:
-    """What moving the dependency (and the nested submodules in `moving`) would lose."""
+    """What moving the dependency (and the nested submodules in `moving`) would lose.
+
+    A repository that never finished its first checkout (half-made: a clone git or a
+    killed run left) holds nothing of anyone's: it is neither looked at nor reported.
+    """
     work = LocalWork()
-    for entry in status(runner, state.worktree, state.dep.name, untracked=False):
-        if not entry.modified:
-            continue  # a nested submodule at another commit: moving it is the point
-        path = entry.path
+    if state.half_made:
+        return work
+    nested = [s for top in state.submodules or () for s in top.walk()]
+    half_made = {s.path for s in nested if s.half_made}
+    for path, kind, repo in _modified(runner, state.worktree, state.dep.name, "", half_made):
         if head_moves or any(_overlaps(path, m) for m in moving):
-            kind = "modified content in submodule" if entry.is_submodule else "modified"
             work.dirty.append(f"{state.dep.path}/{path} ({kind})")
+            label = f"{state.dep.path}/{repo}" if repo else state.dep.path
+            work.dirty_trees.setdefault(label, state.worktree / repo)
     if head_moves and state.head is not None:
-        work.unsaved.extend(_unsaved(runner, state.worktree, state.dep.path))
+        found = unsaved_commits(runner, state.worktree)
+        if found:
+            # Asked only now (git runs in the root): what the project itself records.
+            found = unsaved_commits(runner, state.worktree, upstream_commits(runner, state))
+        _add_unsaved(work, found, state.worktree, state.dep.path)
     for sub in moving:
         sub_tree = state.worktree / sub
-        if gitfiles.git_dir(sub_tree) is not None:
-            work.unsaved.extend(_unsaved(runner, sub_tree, f"{state.dep.path}/{sub}"))
+        if sub not in half_made and gitfiles.git_dir(sub_tree) is not None:
+            label = f"{state.dep.path}/{sub}"
+            _add_unsaved(work, unsaved_commits(runner, sub_tree), sub_tree, label)
     return work
+
+
+def _modified(
+    runner: Runner, tree: Path, subject: str, prefix: str, half_made: set[str]
+) -> list[tuple[str, str, str]]:
+    """(path, kind, repository) of modified tracked files below tree (paths from the
+    dependency; the repository holding the change), half-made submodules left out."""
+    found = []
+    for entry in status(runner, tree, subject, untracked=False):
+        path = prefix + entry.path
+        if not entry.modified or path in half_made:
+            continue  # a nested submodule at another commit: moving it is the point
+        if entry.is_submodule and any(h.startswith(path + "/") for h in half_made):
+            # Its "modified content" may be only the half-made one below: look inside.
+            found += _modified(runner, tree / entry.path, subject, path + "/", half_made)
+            continue
+        if entry.is_submodule:
+            found.append((path, "modified content in submodule", path))
+        else:
+            found.append((path, "modified", prefix.rstrip("/")))
+    return found
 
 
 @dataclass(frozen=True)
@@ -367,21 +431,90 @@ def _overlaps(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
-def _unsaved(runner: Runner, worktree: Path, label: str) -> list[str]:
-    """Commits on HEAD that no branch, tag, remote-tracking or qola ref contains."""
+def _add_unsaved(
+    work: LocalWork, found: list[tuple[str, str]], worktree: Path, label: str
+) -> None:
+    for sha, subject in found:
+        work.unsaved.append(f"{label}: {sha[:7]} {subject}")
+        work.commits.append((label, worktree, sha))
+
+
+def upstream_commits(runner: Runner, state: DepState) -> tuple[str, ...]:
+    """Commits the project itself names for the dependency, so not the user's alone: the
+    pin, the pin in the manifest of the root's HEAD, and the root's gitlink (HEAD, index)."""
+    dep = state.dep
+    found = [dep.commit]
+    root, manifest = state.root, state.manifest_path
+    if root is None or gitfiles.git_dir(root) is None:
+        return tuple(found)
+    found += [sha for sha in index_gitlinks(runner, root, [dep.path]).values() if sha]
+    paths = [dep.path]
+    rel = os.path.relpath(manifest, root) if manifest is not None else ".."
+    if not rel.startswith(".."):
+        paths.append(rel)
+    out = runner.run(root, "--literal-pathspecs", "ls-tree", "-z", "HEAD", "--", *paths,
+                     check=False)  # fmt: skip
+    for record in out.stdout.split("\0"):
+        meta, _, path = record.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[0] == "160000" and path == dep.path:
+            found.append(fields[2])
+        elif len(fields) == 3 and fields[1] == "blob" and path == rel:
+            found += _pin_in(runner, root, fields[2], dep.key)
+    return tuple(found)
+
+
+def _pin_in(runner: Runner, root: Path, blob: str, key: str) -> list[str]:
+    """The value at key (e.g. deps.aiter.commit) in a manifest blob, when it is a full SHA."""
+    import tomllib  # only on this path (local work, with commits on no branch)
+
+    out = runner.run(root, "cat-file", "blob", blob, check=False)
+    try:
+        value: object = tomllib.loads(out.stdout)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return []
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, str) and _SHA_TEXT.match(value.strip().lower()):
+        return [value.strip().lower()]
+    return []
+
+
+def unsaved_commits(
+    runner: Runner, worktree: Path, upstream: tuple[str, ...] = ()
+) -> list[tuple[str, str]]:
+    """(SHA, subject) of commits on HEAD that only this repository has.
+
+    Not the user's alone: anything reachable from a branch, a tag, a remote-tracking
+    ref, a ref of qola's (among them refs/qola/pins/<sha>, every commit qola ever
+    checked out here), the commits in upstream, and the commits git fetched with a
+    depth (listed in the `shallow` file: a commit made here always has its parents).
+    """
+    gitdir = gitfiles.git_dir(worktree)
+    fetched: list[str] = []
+    if gitdir is not None:
+        with contextlib.suppress(OSError):
+            fetched = (gitfiles.common_dir(gitdir) / "shallow").read_text().split()
     out = runner.run(
         worktree,
         "log",
-        "--format=%h %s",
+        "--ignore-missing",  # an upstream commit this repository never had
+        "--format=%H %s",
         "HEAD",
         "--not",
         "--branches",
         "--tags",
         "--remotes",
         "--glob=refs/qola/*",
+        *[sha for sha in (*upstream, *fetched) if _SHA_TEXT.match(sha)],
         "--",
         check=False,
     )
     if out.status != 0:
         return []
-    return [f"{label}: {line}" for line in out.stdout.splitlines() if line.strip()]
+    found = []
+    for line in out.stdout.splitlines():
+        sha, _, subject = line.partition(" ")
+        if sha:
+            found.append((sha, subject))
+    return found

@@ -3,19 +3,89 @@
 For a pre-commit hook or a CI step before any checkout: the manifest loads and
 validates (syntax, keys, paths, URLs — load() raises otherwise), every pin is a full
 SHA, and the root's gitlinks agree with the pins. No dependency folder is read.
+
+With `--staged`, or when run by pre-commit (which sets PRE_COMMIT=1 for its hooks),
+what is checked is what the next commit records: the manifest and .gitmodules as
+staged in the index, against the index's gitlinks. The index is the one git names
+in GIT_INDEX_FILE when it runs a commit hook (`git commit -a` and `git commit
+<paths>` commit a temporary index), else the repository's own.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from qola.errors import ManifestError
 from qola.git import Runner
-from qola.manifest import Dep, Manifest
+from qola.manifest import Dep, Manifest, load, repository_top
+from qola.observe import index_gitlinks
 from qola.verify import ABBREVIATED, DepReport, Problem, Report, gitlink_problems, root_gitlinks
 
 
-def check(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> Report:
+@dataclass(frozen=True)
+class Staged:
+    """Check what is staged: why (for the output), and which index (None: the repository's)."""
+
+    why: str
+    index: str | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"GIT_INDEX_FILE": self.index} if self.index else {}
+
+
+def staged_mode(flag: bool, environ: Mapping[str, str]) -> Staged | None:
+    """Whether to check the index: --staged, or run by pre-commit. Called before git's
+    variables are scrubbed from the environment: GIT_INDEX_FILE names the index."""
+    if flag:
+        why = "--staged"
+    elif environ.get("PRE_COMMIT") == "1":
+        why = "run by pre-commit (PRE_COMMIT=1)"
+    else:
+        return None
+    index = environ.get("GIT_INDEX_FILE")
+    # Relative to the folder git ran the hook in, which is this process's.
+    return Staged(why, os.path.abspath(index) if index else None)
+
+
+def load_staged(path: Path, root: Path | None, runner: Runner, staged: Staged) -> Manifest:
+    """The manifest (and the root's .gitmodules) as the index holds them."""
+    path = Path(os.path.abspath(path))
+    top = repository_top(path.parent)
+    rel = os.path.relpath(path, top)
+    out = runner.run(top, "cat-file", "blob", f":{rel}", check=False, env=staged.env)
+    if out.status != 0 or rel.startswith(".."):
+        raise ManifestError(
+            str(path),
+            "is not staged (the index has no such file), so there is nothing staged to check",
+            "git add it, or run without --staged",
+        )
+    modules = runner.run(top, "cat-file", "blob", ":.gitmodules", check=False, env=staged.env)
+    gitmodules = modules.stdout if modules.status == 0 else ""
+    manifest = load(path, root, staged=(out.stdout.encode("utf-8"), gitmodules))
+    if manifest.root != top:
+        # [qola] root (or --root) names another folder: its .gitmodules is that folder's.
+        manifest = load(path, root, staged=(out.stdout.encode("utf-8"), None))
+    return manifest
+
+
+def check(
+    manifest: Manifest, deps: tuple[Dep, ...], runner: Runner, staged: Staged | None = None
+) -> Report:
     """A report on the pins themselves; heads are unknown (None) and submodules empty."""
-    links = root_gitlinks(manifest, deps, runner)
-    return Report(manifest, tuple(_check_one(dep, links) for dep in deps))
+    if staged is None:
+        links = root_gitlinks(manifest, deps, runner)
+        checked = None
+    else:
+        links = index_gitlinks(runner, manifest.root, [d.path for d in deps], env=staged.env)
+        checked = (
+            f"what is staged: {manifest.path.name} and the gitlinks in the index, "
+            f"not the work tree ({staged.why})"
+        )
+    return Report(manifest, tuple(_check_one(dep, links) for dep in deps), checked)
 
 
 def _check_one(dep: Dep, links: dict[str, str | None]) -> DepReport:

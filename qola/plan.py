@@ -28,10 +28,11 @@ class Plan:
     move_head: bool = False
     moving_submodules: tuple[str, ...] = ()  # nested paths not at their gitlinks
     update_submodules: bool = False
+    initialise: bool = False  # a submodule of the root, not initialised in the root's config
 
     @property
     def is_noop(self) -> bool:
-        return not (self.clone or self.move_head or self.update_submodules)
+        return not (self.clone or self.move_head or self.update_submodules or self.initialise)
 
     def describe(self) -> str:
         """One line saying what will happen, for people."""
@@ -41,10 +42,15 @@ class Plan:
             return f"{dep.name}: at {short}, nothing to do"
         if self.clone:
             return f"{dep.name}: clone {dep.url} at {short} into {dep.path}"
+        if self.move_head and self.state.half_made and self.state.at_target:
+            return f"{dep.name}: finish the first checkout of {dep.path} at {short}"
         if self.move_head:
             old = (self.state.head or "unknown")[:12]
             return f"{dep.name}: move {dep.path} from {old} to {short}"
-        return f"{dep.name}: update nested submodules ({', '.join(self.moving_submodules)})"
+        if self.update_submodules:
+            moving = ", ".join(self.moving_submodules) or "their state was unknown"
+            return f"{dep.name}: update nested submodules ({moving})"
+        return f"{dep.name}: initialise {dep.path} in the root's config (as git submodule init)"
 
 
 def make_plan(state: DepState) -> Plan:
@@ -63,14 +69,28 @@ def make_plan(state: DepState) -> Plan:
                 f"{state.worktree} exists and is not a git repository; nothing was changed",
                 "move its contents away (or delete the folder) and run qola again",
             )
-        return Plan(state, clone=True, update_submodules=dep.submodules)
+        return Plan(state, clone=True, update_submodules=dep.submodules, initialise=True)
     if state.is_synced:
         return Plan(state)
+    initialise = not state.initialised
     moving = tuple(
-        s.path for top in (state.submodules or ()) for s in top.walk() if not s.at_target
+        s.path
+        for top in (state.submodules or ())
+        for s in top.walk()
+        if not s.at_target or s.half_made
     )
-    if not state.at_target:
+    # A checkout git (or a killed run) never finished is finished like a move.
+    if not state.at_target or state.half_made:
         return Plan(
-            state, move_head=True, moving_submodules=moving, update_submodules=dep.submodules
+            state,
+            move_head=True,
+            moving_submodules=moving,
+            update_submodules=dep.submodules,
+            initialise=initialise,
         )
-    return Plan(state, moving_submodules=moving, update_submodules=True)
+    nested = dep.submodules and (
+        state.submodules is None or not all(s.ok for s in state.submodules)
+    )
+    return Plan(
+        state, moving_submodules=moving, update_submodules=nested, initialise=initialise
+    )

@@ -28,8 +28,9 @@ where the move takes it. So repair:
    repositories, which git was still updating;
 4. when HEAD is somewhere else (moved by hand since), touches nothing but the
    lock files;
-5. records the pin as qola's (refs/qola/pin) and updates the nested
-   submodules; the normal path then does the rest (a fetch, the patches).
+5. records the commit it checked out as qola's (refs/qola/pins/<sha>); the
+   normal path then does the rest (a fetch, the nested submodules, the
+   patches).
 
 The record is written whole (a new file renamed into place), so qola can
 always read its own. One it cannot read is not qola's, and is no licence to
@@ -86,6 +87,8 @@ def end(worktree: Path) -> None:
     if gitdir is not None:
         with suppress(OSError):  # also on a read-only file system, where begin() failed
             store.remove_file(store.moving_marker(gitdir), gitdir)
+        with suppress(OSError):  # and the folder begin() made, unless it holds more
+            store.moving_marker(gitdir).parent.rmdir()
 
 
 def save(runner: Runner, tree: Path, ref: str, sha: str, subject: str) -> None:
@@ -128,12 +131,12 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
 
 
 def _settle(runner: Runner, worktree: Path, dep: Dep, head: str) -> None:
-    """Record head as qola's and bring the nested submodules to its gitlinks."""
-    runner.run(worktree, "update-ref", "--no-deref", store.PIN_REF, head, subject=dep.name)
-    if dep.submodules:
-        runner.run(worktree, "submodule", "sync", "-q", "--recursive", subject=dep.name)
-        update = ("submodule", "update", "-q", "--init", "--checkout", "--force")
-        runner.run(worktree, *update, "--recursive", subject=dep.name, network=True)
+    """Record head as a commit qola checked out. The nested submodules are left to the
+    run that repair() precedes: it observes them and brings them to head's gitlinks
+    (fetching minimally, through --cache) like any others."""
+    from qola.nested import remember
+
+    remember(runner, worktree, head, dep.name)
 
 
 def _record(marker: Path, gitdir: Path, worktree: Path) -> tuple[float, str | None, str | None]:

@@ -19,7 +19,7 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def text(report: Report) -> str:
     """One line per dependency, then its problems indented."""
-    lines = []
+    lines = [f"checked: {report.checked}"] if report.checked else []
     for dep in report.deps:
         mark = "ok  " if dep.ok else "FAIL"
         head = dep.head[:12] if dep.head else "-"
@@ -38,6 +38,8 @@ def as_json(report: Report) -> str:
         "root": str(report.manifest.root),
         "deps": [_dep_json(d) for d in report.deps],
     }
+    if report.checked:
+        document["checked"] = report.checked
     return json.dumps(document, indent=2) + "\n"
 
 

@@ -393,8 +393,9 @@ def _check_unoverridable(cwd: Path, entry: Entry, gitdir: str) -> None:
         )
     if entry.section == "core" and entry.subsection is None and entry.key == "worktree":
         where = os.path.realpath(os.path.join(gitdir, entry.value))
-        top = os.path.realpath(cwd)
-        if os.path.commonpath([top, where]) != top:
+        top = _work_tree_top(os.path.realpath(gitdir), os.path.realpath(cwd))
+        inside = os.path.commonpath([top, where]) == top
+        if not inside or ".git" in Path(os.path.relpath(where, top)).parts:
             raise UnsafeConfigError(
                 str(cwd),
                 f"{entry.origin} sets core.worktree = {entry.value!r}, which leads to {where}, "
@@ -402,3 +403,16 @@ def _check_unoverridable(cwd: Path, entry: Entry, gitdir: str) -> None:
                 f"if that is not meant, remove it (git config --file {entry.origin} --unset "
                 "core.worktree) and run again",
             )
+
+
+def _work_tree_top(gitdir: str, cwd: str) -> str:
+    """Where a repository's core.worktree may lead: for a git dir inside a `.git` (a
+    submodule's, under .git/modules/), the work tree holding that `.git`, below which
+    every submodule's work tree is, never in a git dir; else the folder git runs in.
+
+    Whoever can write inside that work tree can write its files anyway: what is kept
+    out is a checkout writing anywhere else (a home folder, another project)."""
+    parts = Path(gitdir).parts
+    if ".git" in parts:
+        return str(Path(*parts[: parts.index(".git")]))
+    return cwd

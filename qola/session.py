@@ -13,6 +13,7 @@ from qola import console
 if TYPE_CHECKING:
     from qola.git import Runner
     from qola.manifest import Dep, Manifest
+    from qola.pincheck import Staged
     from qola.shim import Shim
 
 
@@ -50,24 +51,37 @@ class Session:
 
 
 @contextmanager
-def session(common: Common, resolve_pins: bool = True) -> Iterator[Session]:
+def session(
+    common: Common, resolve_pins: bool = True, staged: Staged | None = None
+) -> Iterator[Session]:
     """Load the manifest, select deps, and run git under the safe.directory shim.
 
     resolve_pins=False leaves abbreviated legacy pins as written (no checkout is read).
+    staged: read the manifest from the index instead of the file.
     """
-    from qola import git, manifest, pins
+    import os
+
+    from qola import git, manifest, pincheck, pins
     from qola.shim import install_signal_handlers, shim
 
     git.scrub_environment()
-    loaded = manifest.load(common.manifest, common.root)
-    deps = loaded.select(common.names)
+    loaded = None
+    if staged is None:
+        loaded = manifest.load(common.manifest, common.root)
+        roots = [loaded.root]
+    else:
+        roots = [manifest.repository_top(Path(os.path.abspath(common.manifest)).parent)]
     restore_signals = install_signal_handlers()
     try:
-        with shim(common.safe_directory, [loaded.root]) as env:
-            for dep in deps:
-                env.add_clone_source(dep.url, loaded.root)
+        with shim(common.safe_directory, roots) as env:
             # The shim trusts each repository at the moment qola first runs git in it.
             runner = git.Runner(env=env, trust=lambda path: env.add(path))
+            if loaded is None:
+                assert staged is not None
+                loaded = pincheck.load_staged(common.manifest, common.root, runner, staged)
+            deps = loaded.select(common.names)
+            for dep in deps:
+                env.add_clone_source(dep.url, loaded.root)
             sess = Session(loaded, deps, runner, common, env)
             for warning in loaded.warnings:
                 console.message(f"qola: warning: {warning}")

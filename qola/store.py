@@ -9,12 +9,12 @@ Where (nothing else picks a name):
   what a commit records and what a patch series produced (never stale);
 - `<git dir of the root>/qola/noop/<key>.json`: the no-op's stamps;
 - the CMake results file, where `--cmake-out` says;
-- `refs/qola/pin`: the commit qola checked out last in a repository;
 - `refs/qola/backup/<name>/[<nested path>/]<UTC time>-<pid>-<n>[-<why>]`:
   saved local work, created only where no ref exists yet;
-- in a `--cache` folder: `<name>-<hash of URL>.git` mirrors, their `.lock`
-  files and `refs/qola/pins/<sha>`; in `verify --remote`'s scratch
-  repository, `refs/qola/track`;
+- `refs/qola/pins/<sha>`: every commit qola checked out in a repository, and
+  every pin asked of a mirror;
+- in a `--cache` folder: `<name>-<hash of URL>.git` mirrors and their `.lock`
+  files; in `verify --remote`'s scratch repository, `refs/qola/track`;
 - temporary siblings: `.<name>.qola-clone-<pid>` (a clone being made),
   `.<file>.<pid>.<n>.tmp` (a file being replaced).
 
@@ -42,9 +42,11 @@ from pathlib import Path
 
 LOCK_NAME = "qola.lock"
 QOLA_REFS = "refs/qola"  # every ref qola makes is below this
-PIN_REF = f"{QOLA_REFS}/pin"
 BACKUP_PREFIX = f"{QOLA_REFS}/backup"
-MIRROR_PIN_PREFIX = f"{QOLA_REFS}/pins"
+# Every commit qola checked out in a repository (a dependency, a nested submodule) and
+# every pin asked of a --cache mirror: the ref keeps the commit from garbage collection,
+# and a HEAD there is never taken for someone's local work.
+PINS_PREFIX = f"{QOLA_REFS}/pins/"
 PROBE_REF = f"{QOLA_REFS}/track"
 _STATE = "qola"  # qola's folder inside a git dir
 _CLONE_MARK = ".qola-clone-"
@@ -54,6 +56,13 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted at a name must not hang qola
 _WALKS = os.open in os.supports_dir_fd and _NOFOLLOW != 0  # POSIX; Windows writes by path
+
+
+
+def pin_ref(sha: str) -> str:
+    """The ref that remembers a commit qola checked out (or a mirror was asked for)."""
+    return PINS_PREFIX + sha
+
 
 _serial = itertools.count(1)  # next() is atomic under the GIL: unique within the process
 
@@ -187,6 +196,20 @@ def write_file(path: Path | str, data: bytes, under: Path | str, mode: int = 0o6
             raise
     finally:
         os.close(dir_fd)
+
+
+def make_folders(path: Path | str, under: Path | str) -> None:
+    """Create path and the folders on the way below the trusted folder `under`, following
+    no symbolic link among them (OSError when one is in the way)."""
+    folders = list(Path(os.path.relpath(path, under)).parts)
+    if folders[:1] == [".."] or os.path.isabs(os.path.relpath(path, under)):
+        raise ValueError(f"{path} is not below {under}")
+    if folders == ["."]:
+        return
+    if not _WALKS:  # pragma: no cover
+        Path(path).mkdir(parents=True, exist_ok=True)
+        return
+    os.close(_open_folder(under, folders, create=True))
 
 
 def remove_file(path: Path | str, under: Path | str) -> bool:

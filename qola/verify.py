@@ -64,6 +64,7 @@ class DepReport:
 class Report:
     manifest: Manifest
     deps: tuple[DepReport, ...] = field(default_factory=tuple)
+    checked: str | None = None  # what was read, when not the work tree (e.g. the index)
 
     @property
     def ok(self) -> bool:

@@ -189,13 +189,35 @@ def make_project(tmp_path: Path, upstream: Upstream):
     return make
 
 
-@pytest.fixture(scope="session")
-def _synced_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
-    root = init_repo(tmp_path_factory.mktemp("template") / "project")
+def _template_root(base: Path, upstream: Upstream) -> Path:
+    root = init_repo(base / "project")
     (root / "qola.toml").write_text(manifest_text(upstream, upstream.lib_v2))
     (root / ".gitignore").write_text("/3rdparty/\n")
     git(root, "add", "qola.toml", ".gitignore")
     git(root, "commit", "-q", "-m", "pins")
+    return root
+
+
+@pytest.fixture(scope="session")
+def _synced_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
+    """lib put at its pin by the git CLI alone: no cache, stamp or ref of qola's.
+
+    As a developer would by hand: the pin fetched by SHA one commit deep (no
+    remote-tracking refs), checked out detached, and `git submodule update --init
+    --recursive` for the nested submodule (a full clone, in .git/modules).
+    """
+    root = _template_root(tmp_path_factory.mktemp("template"), upstream)
+    lib = init_repo(root / "3rdparty" / "lib")
+    git(lib, "remote", "add", "origin", str(upstream.lib))
+    git(lib, "fetch", "-q", "--depth", "1", "origin", upstream.lib_v2)
+    git(lib, "checkout", "-q", "--detach", upstream.lib_v2)
+    git(lib, "submodule", "update", "-q", "--init", "--recursive")
+    return root
+
+
+@pytest.fixture(scope="session")
+def _qola_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
+    root = _template_root(tmp_path_factory.mktemp("qola-template"), upstream)
     res = CliRunner().invoke(cli, ["checkout", "-q", "-m", str(root / "qola.toml")])
     assert res.exit_code == 0, res.output
     return root
@@ -203,9 +225,17 @@ def _synced_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstrea
 
 @pytest.fixture
 def pinned_clean(tmp_path: Path, _synced_template: Path) -> Project:
-    """A superproject with lib checked out at its pin, nested submodule included."""
+    """A superproject with lib checked out at its pin by git, nested submodule included."""
     root = tmp_path / "project"
     shutil.copytree(_synced_template, root, symlinks=True)
+    return Project(root, root / "qola.toml")
+
+
+@pytest.fixture
+def pinned_by_qola(tmp_path: Path, _qola_template: Path) -> Project:
+    """The same tree as qola's own checkout leaves it: its refs and remembered gitlinks."""
+    root = tmp_path / "project"
+    shutil.copytree(_qola_template, root, symlinks=True)
     return Project(root, root / "qola.toml")
 
 
@@ -233,3 +263,11 @@ def large_upstream(tmp_path_factory: pytest.TempPathFactory) -> LargeUpstream:
 
     path = tmp_path_factory.mktemp("large") / "big.git"
     return LargeUpstream(path, *fast_import_large(path, 1000, 600, 16384))
+
+
+@pytest.fixture(scope="session")
+def deep(tmp_path_factory: pytest.TempPathFactory):
+    """Upstreams with nested submodules two levels deep (superprojects.build_deep)."""
+    from superprojects import build_deep
+
+    return build_deep(tmp_path_factory.mktemp("deep"))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from repos import git, init_repo
+from repos import commit_file, git, init_repo
 
 
 def legacy_superproject(path: Path, lib_url: Path | str, pin: str, written: str = "") -> Path:
@@ -23,3 +24,69 @@ def legacy_superproject(path: Path, lib_url: Path | str, pin: str, written: str 
     git(root, "add", "qola.toml")
     git(root, "commit", "-q", "-m", "pin lib")
     return root
+
+
+@dataclass(frozen=True)
+class Deep:
+    """Upstreams three levels deep: `top` records `mid` (at extern/mid) and `other` (at
+    extern/other); `mid` records `deep` at extern/deep by the relative URL ../deep."""
+
+    base: Path  # the folder holding the four repositories (and `origin`, the superproject)
+    top: Path
+    mid: Path
+    deep: Path
+    other: Path
+    top_v1: str
+    top_v2: str  # top_v1 plus a file; the same gitlinks
+    mid_v1: str
+    deep_v1: str
+    other_v1: str
+    origin: Path  # a superproject with top as its submodule 3rdparty/top at top_v1
+
+
+def build_deep(base: Path) -> Deep:
+    """Each repository has history beyond its pinned commit (a depth-1 fetch is visible)."""
+    deep = init_repo(base / "deep")
+    commit_file(deep, "deep.txt", "deep 0\n")
+    deep_v1 = commit_file(deep, "deep.txt", "deep 1\n")
+    commit_file(deep, "deep.txt", "deep 2, after the pin\n")
+
+    mid = init_repo(base / "mid")
+    commit_file(mid, "mid.txt", "mid 0\n")
+    add_gitlink(mid, "deep", "extern/deep", "../deep", deep_v1)
+    mid_v1 = commit_file(mid, "mid.txt", "mid 1\n")
+
+    other = init_repo(base / "other")
+    commit_file(other, "other.txt", "other 0\n")
+    other_v1 = commit_file(other, "other.txt", "other 1\n")
+    commit_file(other, "other.txt", "other 2, after the pin\n")
+
+    top = init_repo(base / "top")
+    commit_file(top, "top.txt", "top 0\n")
+    add_gitlink(top, "mid", "extern/mid", str(mid), mid_v1)
+    add_gitlink(top, "other", "extern/other", str(other), other_v1)
+    top_v1 = commit_file(top, "top.txt", "top 1\n")
+    top_v2 = commit_file(top, "more.txt", "top 2\n")
+
+    origin = init_repo(base / "origin")
+    add_gitlink(origin, "3rdparty/top", "3rdparty/top", str(top), top_v1)
+    (origin / "qola.toml").write_text(f'[deps.top]\ncommit = "{top_v1}"\n')
+    git(origin, "add", "qola.toml")
+    git(origin, "commit", "-q", "-m", "pin top")
+    return Deep(base, top, mid, deep, other, top_v1, top_v2, mid_v1, deep_v1, other_v1, origin)
+
+
+def add_gitlink(repo: Path, name: str, path: str, url: str, sha: str) -> None:
+    """Record a submodule (its .gitmodules entry and gitlink) and commit, checking nothing out."""
+    git(repo, "config", "-f", ".gitmodules", f"submodule.{name}.path", path)
+    git(repo, "config", "-f", ".gitmodules", f"submodule.{name}.url", url)
+    git(repo, "add", ".gitmodules")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},{path}")
+    git(repo, "commit", "-q", "-m", f"add {name}")
+
+
+def fresh_clone(deep: Deep, where: Path) -> Path:
+    """A clone of the superproject as a developer has it before any submodule command:
+    3rdparty/top an empty folder, nothing initialised."""
+    git(where.parent, "clone", "-q", str(deep.origin), str(where))
+    return where

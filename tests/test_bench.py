@@ -19,7 +19,7 @@ def test_bench_quick_run_measures_every_row_it_is_asked_for(tmp_path):
             str(REPO / "bench" / "run.py"),
             "--quick",
             "--only",
-            "noop,cold",
+            "noop,cold,nested",
             "--deps",
             "1,10",
             "--repeat",
@@ -54,4 +54,9 @@ def test_bench_quick_run_measures_every_row_it_is_asked_for(tmp_path):
     assert cold["qola checkout"]["received"] <= cold["git fetch --depth 1"]["received"] * 1.05
     assert cold["qola checkout"]["received"] < clone
     assert cold["qola checkout --cache"]["received"] < 0.01 * clone
+    nested = sections["nested"]
+    floors = nested["depth-1 floors"]["received"]
+    assert nested["qola checkout"]["received"] <= floors * 1.05
+    assert nested["git submodule update"]["received"] > 2 * floors
+    assert nested["qola checkout --cache"]["received"] < 0.01 * floors
     assert re.search(r"goal +measured +goal +result\n", proc.stdout)  # the table of goals

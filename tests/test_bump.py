@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from repos import git, head, init_repo, snapshot
+from superprojects import legacy_superproject
 
 import qola.bump
 
@@ -56,12 +57,37 @@ def test_bump_to_annotated_tag(at_v1, upstream, run_qola):
 
 
 def test_bump_dry_run_writes_nothing(at_v1, upstream, run_qola):
-    before = at_v1.manifest.read_bytes()
+    """Not even objects: the log is read from a throw-away repository."""
+    before = snapshot(at_v1.root)
     res = run_qola("bump", "lib", "--dry-run", "-m", str(at_v1.manifest))
-    assert res.exit_code == 0
-    assert res.stdout.endswith("dry run: nothing was written\n")
-    assert at_v1.manifest.read_bytes() == before
-    assert head(at_v1.lib) == upstream.lib_v1
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        f"lib {upstream.lib_v1[:7]}..{upstream.lib_tip[:7]} (2 commits)\n"
+        f"  {upstream.lib_tip[:7]} lib v4\n"
+        f"  {upstream.lib_v2[:7]} lib v2, nested v2\n"
+        "dry run: nothing was written\n"
+    )
+    assert snapshot(at_v1.root) == before
+
+
+def test_bump_dry_run_and_no_checkout_of_a_dependency_not_checked_out_clone_nothing(
+    make_project, upstream, run_qola
+):
+    project = make_project(pin=upstream.lib_v1)
+    before = snapshot(project.root)
+    res = run_qola("bump", "lib", "--to", "v2.0", "--dry-run", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        f"lib {upstream.lib_v1[:7]}..{upstream.lib_v2[:7]} (1 commit)\n"
+        f"  {upstream.lib_v2[:7]} lib v2, nested v2\n"
+        "dry run: nothing was written\n"
+    )
+    assert snapshot(project.root) == before
+    assert not (project.root / "3rdparty").exists()
+    res = run_qola("bump", "lib", "--to", "v2.0", "--no-checkout", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert upstream.lib_v2 in project.manifest.read_text()
+    assert not (project.root / "3rdparty").exists()
 
 
 def test_bump_backwards_is_refused_and_writes_nothing(pinned_clean, upstream, run_qola):
@@ -212,6 +238,70 @@ def test_bump_without_commit_stages_the_gitlink(te_style, upstream, run_qola):
     staged = git(te_style, "ls-files", "-s", "3rdparty/lib").split()[1]
     assert staged == upstream.lib_v2
     assert run_qola("verify", "-m", str(te_style / "qola.toml")).exit_code == 0
+
+
+def test_bump_stages_the_manifest_with_the_gitlink_and_nothing_else_of_the_users(
+    te_style, upstream, run_qola
+):
+    """A plain `git commit` then records the new pin and the new gitlink together; the
+    user's own unstaged edit of the manifest stays unstaged."""
+    manifest = te_style / "qola.toml"
+    manifest.write_bytes(manifest.read_bytes() + b"# my note, not for this commit\r\n")
+    res = run_qola("bump", "lib", "--to", "v2.0", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert "qola: staged qola.toml\n" in res.stderr
+    assert git(te_style, "diff", "--cached", "--name-only").splitlines() == [
+        "3rdparty/lib",
+        "qola.toml",
+    ]
+    assert git(te_style, "diff", "--name-only") == "qola.toml"  # the note, still unstaged
+    staged = git(te_style, "show", ":qola.toml")
+    assert f"lib_commit = '{upstream.lib_v2}'" in staged and "my note" not in staged
+    assert run_qola("verify", "--manifest-only", "--staged", "-m", str(manifest)).exit_code == 0
+    git(te_style, "commit", "-q", "-m", "bump lib")
+    assert git(te_style, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_v2
+    assert f"lib_commit = '{upstream.lib_v2}'" in git(te_style, "show", "HEAD:qola.toml")
+
+
+def test_freeze_stages_the_manifest_with_the_gitlink(te_style, upstream, run_qola):
+    git(te_style / "3rdparty" / "lib", "checkout", "-q", "--detach", upstream.lib_v2)
+    res = run_qola("freeze", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    assert git(te_style, "diff", "--cached", "--name-only").splitlines() == [
+        "3rdparty/lib",
+        "qola.toml",
+    ]
+    assert run_qola("verify", "--manifest-only", "--staged", "-m", str(te_style / "qola.toml")
+                    ).exit_code == 0  # fmt: skip
+
+
+def test_bump_no_checkout_writes_only_the_manifest_and_the_index(tmp_path, upstream, run_qola):
+    """Nothing is fetched into the dependency (a clone `git submodule add` left) or moved."""
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v1)
+    before = snapshot(root)
+    res = run_qola("bump", "lib", "--to", "v2.0", "--no-checkout", "-m", str(root / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    after = snapshot(root)
+    assert {k for k in set(before) | set(after) if before.get(k) != after.get(k)} == {
+        "qola.toml",
+        ".git/index",
+        *[k for k in after if k.startswith(".git/objects/") and k not in before],
+    }
+    staged = git(root, "diff", "--cached", "--name-only").splitlines()
+    assert staged == ["3rdparty/lib", "qola.toml"]
+
+
+def test_bump_legacy_pin_follows_its_track_key(tmp_path, upstream, run_qola):
+    """`[qola] lib_track` names the branch the pin lives on (not the default one)."""
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v1)
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text() + 'lib_track = "side"\n')
+    res = run_qola("bump", "lib", "--no-checkout", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[0] == (
+        f"lib {upstream.lib_v1[:7]}..{upstream.lib_v3[:7]} (1 commit)"
+    )
+    assert f'lib_commit = "{upstream.lib_v3}"' in manifest.read_text()
 
 
 def test_bump_no_checkout_leaves_the_dependency(at_v1, upstream, run_qola):

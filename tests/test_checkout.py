@@ -29,20 +29,44 @@ def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstre
     assert not list(project.lib.parent.glob(".*qola-clone*"))
 
 
+# The first fetch of a pin: by SHA, one commit deep, without git's own submodule fetching.
+FETCH = "git fetch -q --no-tags --no-recurse-submodules --depth 1 --end-of-options"
+
+
 def ran(stderr: str) -> list[str]:
     """The git commands `-v` says qola ran, without `git`."""
     return [line.split("ran: git ", 1)[1] for line in stderr.splitlines() if "ran: git " in line]
 
 
-def test_checkout_fresh_clone_updates_nested_without_syncing(make_project, upstream, run_qola):
-    """A new clone has no submodule initialised: `submodule sync` would have nothing to do."""
+def test_checkout_fresh_clone_fetches_nested_by_sha_at_depth_1_in_gits_layout(
+    make_project, upstream, run_qola
+):
+    """No `git submodule update` (a full clone of the nested history): the gitlink is
+    fetched by SHA, one commit deep, into the layout git's own update makes."""
     project = make_project()
     res = run_qola("checkout", "-v", "-m", str(project.manifest))
     assert res.exit_code == 0, res.stderr
     assert head(project.nested) == upstream.nested_v2
     commands = ran(res.stderr)
-    assert any(c.startswith("submodule update") for c in commands)
-    assert not any(c.startswith("submodule sync") for c in commands)
+    assert not any(c.startswith("submodule") for c in commands)
+    assert (
+        f"{FETCH} {upstream.nested} {upstream.nested_v2}".removeprefix("git ") in commands
+    )
+    assert f"lib: extern/nested: fetched {upstream.nested_v2[:12]} by SHA (depth 1)" in res.stderr
+    assert git(project.nested, "rev-list", "--count", "HEAD") == "1"
+    # As `git submodule update --init` leaves it: initialised in lib's config, the
+    # repository in lib's .git/modules/<name>, a .git file, core.worktree pointing back.
+    assert (project.nested / ".git").read_text() == "gitdir: ../../.git/modules/extern/nested\n"
+    modules = project.lib / ".git" / "modules" / "extern" / "nested"
+    assert git(modules, "config", "core.worktree") == "../../../../extern/nested"
+    assert git(project.lib, "config", "submodule.extern/nested.url") == str(upstream.nested)
+    assert git(project.lib, "config", "submodule.extern/nested.active") == "true"
+    # No -, + or U before the SHA (git() strips the line's leading blank).
+    status = git(project.lib, "submodule", "status", "--recursive")
+    assert status.split()[:2] == [upstream.nested_v2, "extern/nested"], status
+    before = snapshot(project.root)
+    git(project.lib, "submodule", "update", "--init", "--recursive")
+    assert snapshot(project.root) == before  # git finds nothing to do
 
 
 def test_checkout_fresh_clone_of_pin_without_submodules_runs_no_submodule_command(
@@ -58,7 +82,8 @@ def test_checkout_fresh_clone_of_pin_without_submodules_runs_no_submodule_comman
     assert not any(c.startswith("submodule") for c in ran(res.stderr))
 
 
-def test_checkout_noop_runs_no_git_and_changes_nothing(pinned_clean, tmp_path):
+def test_checkout_noop_runs_no_git_and_changes_nothing(pinned_by_qola, tmp_path):
+    pinned_clean = pinned_by_qola
     """With git removed from PATH, a pinned tree still checks out: the no-op reads files only."""
     before = snapshot(pinned_clean.root)
     bindir = tmp_path / "bin-without-git"
@@ -124,9 +149,13 @@ def test_checkout_dirty_dep_refuses_and_changes_nothing(behind_pin, run_qola):
     res = run_qola("checkout", "-m", str(behind_pin.manifest))
     assert res.exit_code == 4
     assert "qola: lib: moving 3rdparty/lib to" in res.stderr
-    assert "  uncommitted: 3rdparty/lib/lib.txt (modified)" in res.stderr
-    assert "nothing was changed" in res.stderr
-    assert "hint: commit or stash it, or run with --force" in res.stderr
+    assert "  uncommitted: 3rdparty/lib/lib.txt (modified)\n" in res.stderr
+    assert (
+        "nothing was changed; to keep that work, save it first:\n"
+        f"  git -C {behind_pin.lib} stash push -m 'before qola'  # the changes in 3rdparty/lib\n"
+        "hint: then run qola again; or run it with --force to save all of it under "
+        "refs/qola/backup/lib/ and go on\n"
+    ) in res.stderr
     assert snapshot(behind_pin.root) == before
 
 
@@ -146,6 +175,24 @@ def test_checkout_unsaved_commit_refuses_and_changes_nothing(behind_pin, run_qol
     assert res.exit_code == 4
     assert f"  commit on no branch: 3rdparty/lib: {sha[:7]} my unsaved work" in res.stderr
     assert snapshot(behind_pin.root) == before
+
+
+def test_checkout_upstream_commit_qola_checked_out_before_is_not_local_work(
+    pinned_clean, upstream, run_qola
+):
+    """qola checked out the side branch's commit once; someone went back to it by hand.
+    It is on no branch here (fetched by SHA, history complete), but it is not their work."""
+    git(pinned_clean.lib, "fetch", "-q", "--unshallow", str(upstream.lib))
+    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v3)
+    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
+    pinned_clean.set_pin(upstream.lib_v3, upstream.lib_v2)
+    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
+    git(pinned_clean.lib, "checkout", "-q", "--detach", upstream.lib_v3)
+    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(pinned_clean.lib) == upstream.lib_v2
+    remembered = git(pinned_clean.lib, "for-each-ref", "--format=%(refname)", "refs/qola/pins/")
+    assert f"refs/qola/pins/{upstream.lib_v3}" in remembered.splitlines()
 
 
 def test_checkout_force_saves_dirty_work_and_restores(behind_pin, upstream, run_qola):
@@ -207,15 +254,25 @@ def test_checkout_offline_missing_dep_fails_without_creating_it(make_project, ru
     assert not (project.root / "3rdparty").exists()
 
 
-def test_checkout_unknown_commit_fails_and_leaves_nothing(make_project, run_qola):
-    project = make_project(pin="0123456789abcdef0123456789abcdef01234567")
+def test_checkout_unknown_commit_fails_and_leaves_nothing(make_project, upstream, run_qola):
+    """A pin the server does not have (protocol v2, which sends any commit it has by SHA):
+    the first error is the answer, and nothing else is fetched to look for it."""
+    missing = "0123456789abcdef0123456789abcdef01234567"
+    project = make_project(pin=missing)
     before = snapshot(project.root)
-    res = run_qola("checkout", "-m", str(project.manifest))
+    res = run_qola("checkout", "-v", "-m", str(project.manifest))
     assert res.exit_code == 3
     assert (
-        "qola: lib: commit 0123456789abcdef0123456789abcdef01234567 does not exist in"
+        f"qola: lib: commit {missing} is not in {upstream.lib}: the server (protocol v2, which "
+        "sends any commit it has by SHA) does not have it; nothing else was fetched:\n"
+        f"  `{FETCH} {upstream.lib} {missing}` failed with exit code 128:\n"
     ) in res.stderr
-    assert "hint: check the pin, or move it: qola bump lib --to REF" in res.stderr
+    # (A local upload-pack and the fetch both say it, in either order.)
+    assert f"      fatal: remote error: upload-pack: not our ref {missing}\n" in res.stderr
+    assert "hint: check the pin, or move it: qola bump lib --to REF\n" in res.stderr
+    assert [c for c in ran(res.stderr) if c.startswith("fetch")] == [
+        f"{FETCH} {upstream.lib} {missing}".removeprefix("git ")
+    ]
     assert not (project.root / "3rdparty").exists()  # not even the empty parent folder
     assert snapshot(project.root) == before
 
@@ -223,16 +280,18 @@ def test_checkout_unknown_commit_fails_and_leaves_nothing(make_project, run_qola
 def test_checkout_unreachable_url_names_command_and_git_error(
     make_project, upstream, run_qola, tmp_path
 ):
+    """The first error is the one shown, and no fallback fetch is tried after it."""
     project = make_project()
     text = project.manifest.read_text()
     project.manifest.write_text(text.replace(str(upstream.lib), f"{tmp_path}/no-such-repo"))
-    res = run_qola("checkout", "-m", str(project.manifest))
+    res = run_qola("checkout", "-v", "-m", str(project.manifest))
     assert res.exit_code == 3
     assert (
-        f"qola: lib: `git fetch -q --end-of-options {tmp_path}/no-such-repo "
-        "+refs/heads/*:refs/remotes/origin/* +refs/tags/*:refs/tags/*` failed with exit code"
+        f"qola: lib: `{FETCH} {tmp_path}/no-such-repo {upstream.lib_v2}` failed with exit code "
+        "128:\n"
+        f"    fatal: '{tmp_path}/no-such-repo' does not appear to be a git repository\n"
     ) in res.stderr
-    assert "does not appear to be a git repository" in res.stderr
+    assert len([c for c in ran(res.stderr) if c.startswith("fetch")]) == 1
 
 
 def test_checkout_collects_failures_and_still_runs_the_others(make_project, upstream, run_qola):

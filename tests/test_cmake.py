@@ -275,7 +275,7 @@ def assert_bad_pin_error(
     assert f"qola: {consumer.manifest}: checkout failed (exit 3: a git operation failed):" in (
         message
     )
-    assert f"qola: lib: commit {BAD_SHA} does not exist in {upstream.lib}" in message
+    assert f"qola: lib: commit {BAD_SHA} is not in {upstream.lib}" in message
     assert "-- Configuring incomplete, errors occurred!" in proc.stdout
 
 

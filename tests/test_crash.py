@@ -153,3 +153,48 @@ def test_signal_mid_checkout_cleans_up_then_rerun_finishes(
     assert head(lib) == large_upstream.big_b
     assert procs.run("verify", "-m", str(manifest)).returncode == 0
     assert (lib / "notes.txt").read_text() == "mine\n"
+
+
+def _submodule_project(root: Path, url: Path, pin: str) -> Path:
+    """A root whose submodule `big` (at 3rdparty/big) is the large upstream at pin."""
+    from repos import init_repo
+    from superprojects import add_gitlink
+
+    init_repo(root)
+    add_gitlink(root, "big", "3rdparty/big", str(url), pin)
+    (root / "qola.toml").write_text(f'[deps.big]\ncommit = "{pin}"\n')
+    return root / "qola.toml"
+
+
+def _modules_fetching(root: Path) -> bool:
+    return bool(list((root / ".git/modules/big/objects/pack").glob("tmp_pack_*")))
+
+
+SUBMODULE_POINTS = {"mid-fetch": _modules_fetching, "mid-checkout": _clone_checking_out}
+
+
+@pytest.mark.parametrize("point", sorted(SUBMODULE_POINTS))
+def test_sigkill_during_a_submodule_clone_then_rerun_keeps_what_was_fetched(
+    point, tmp_path, large_upstream
+):
+    """A submodule of the root keeps its repository in .git/modules from the start: a
+    killed first clone leaves no half-repository at its path, and the rerun reuses
+    what the killed one fetched (all of it, once the fetch had finished)."""
+    root = tmp_path / "project"
+    manifest = _submodule_project(root, large_upstream.path, large_upstream.big_a)
+    proc = procs.start("checkout", "-m", str(manifest))
+    kill_when(proc, lambda: SUBMODULE_POINTS[point](root), point)
+    assert proc.returncode == -signal.SIGKILL, f"the run ended before {point}"
+    big = root / "3rdparty" / "big"
+    assert not (big / ".git").exists()  # a killed clone never looks like a checkout
+    rerun = procs.run("checkout", "-v", "-m", str(manifest))
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"reusing the repository in {root / '.git/modules/big'}" in rerun.stderr
+    fetches = [line for line in rerun.stderr.splitlines() if "ran: git fetch" in line]
+    assert len(fetches) == (1 if point == "mid-fetch" else 0), fetches
+    assert head(big) == large_upstream.big_a
+    assert temp_clones(root) == []
+    status = git(root, "submodule", "status")
+    assert status.split()[:2] == [large_upstream.big_a, "3rdparty/big"], status
+    check = procs.run("verify", "--strict", "-m", str(manifest))
+    assert check.returncode == 0, check.stdout

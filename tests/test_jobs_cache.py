@@ -66,7 +66,7 @@ def test_second_checkout_with_cache_borrows_and_fetches_nothing(
     res = run_qola("checkout", "--cache", str(cache), "-m", str(first))
     assert res.exit_code == 0, res.stderr
     (mirror,) = cache.glob("upstream-lib-*.git")
-    pin_ref = f"{store.MIRROR_PIN_PREFIX}/{upstream.lib_v2}"
+    pin_ref = store.pin_ref(upstream.lib_v2)
     assert git(mirror, "rev-parse", pin_ref) == upstream.lib_v2
 
     # The upstream is gone: a second folder still checks out, from the cache alone.

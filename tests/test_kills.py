@@ -101,9 +101,7 @@ FORCE_STEPS = [
     ("reset -q --hard", 2),
     ("fetch", 1),
     ("checkout -q --detach", 1),
-    ("update-ref --no-deref refs/qola/pin", 1),
-    ("submodule sync", 1),
-    ("submodule update", 1),
+    ("update-ref --no-deref refs/qola/pins/", 1),
     ("ls-tree", 1),
 ]
 
@@ -167,11 +165,11 @@ PATCH_STEPS = [
     ("apply --cached", 1),
     ("commit-tree", 1),
     ("checkout -q --detach", 1),
-    ("update-ref --no-deref refs/qola/pin", 1),
-    ("submodule update", 1),
+    ("update-ref --no-deref refs/qola/pins/", 1),
+    ("read-tree", 2),  # the nested submodule's series
     ("apply --cached", 2),
     ("checkout -q --detach", 2),
-    ("update-ref --no-deref refs/qola/pin", 2),
+    ("update-ref --no-deref refs/qola/pins/", 2),
 ]
 
 
@@ -225,7 +223,8 @@ def bump_calls(wrapper, _bump_template, tmp_path_factory) -> list[str]:
 
 BUMP_STEPS = [
     ("checkout -q --detach", 1),
-    ("submodule update", 1),
+    ("fetch -q --no-tags --no-recurse-submodules", 1),  # the nested submodule's gitlink
+    ("checkout -q --detach", 2),  # the nested submodule
     ("ls-files -s -z", 1),  # the root's gitlink, read just before the manifest is written
     ("read-tree HEAD", 1),
     ("hash-object", 1),
@@ -372,4 +371,4 @@ def test_a_kill_after_the_checkout_finished_never_licenses_resetting_later_edits
     assert "an earlier run did not finish moving 3rdparty/lib; finishing its work" in res.stderr
     assert "would lose local work:\n  uncommitted: 3rdparty/lib/README (modified)" in res.stderr
     assert (behind_pin.lib / "README").read_text() == MY_EDIT
-    assert git(behind_pin.lib, "rev-parse", store.PIN_REF) == upstream.lib_tip
+    assert git(behind_pin.lib, "rev-parse", store.pin_ref(upstream.lib_tip)) == upstream.lib_tip

@@ -85,7 +85,10 @@ def test_bad_lock_timeout_is_a_usage_error(pinned_clean, run_qola):
     assert "'soon' is not a valid float" in res.stderr
 
 
-def test_read_only_commands_never_wait_for_the_lock(pinned_clean):
+def test_read_only_commands_never_wait_for_the_lock(pinned_by_qola):
+    """A tree qola checked out: its no-op answers from files (a tree git made is read
+    with git once, under the lock, and then remembered)."""
+    pinned_clean = pinned_by_qola
     (pinned_clean.lib / "lib.txt").write_text("edited\n")
     holder = procs.hold_lock(pinned_clean.root)
     try:

@@ -168,7 +168,7 @@ def test_te_legacy_example_resolves_aiter_through_gitmodules_and_ignores_other_t
             path="3rdparty/aiter",
             url=AITER_URL,
             commit=PIN,
-            track=None,
+            track="zain/test",  # aiter_track: TE's pin is on an AITER branch, not on main
             submodules=True,
             patches="patches",
             submodule_name="3rdparty/aiter",
@@ -781,7 +781,74 @@ def test_legacy_patches_dir_shared_by_two_pins_is_rejected(
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: {manifest}:4: qola.patches_dir: is one patch folder but [qola] pins 2 "
         "dependencies (aiter, ck)\n"
-        'hint: declare them as [deps.<name>] tables, each with its own patches = "…"\n'
+        'hint: give each its own: aiter_patches = "…" (or a [deps.<name>] table)\n'
+    )
+
+
+def test_legacy_keys_beside_commit_give_track_url_submodules_and_patches(
+    empty_root: Root, run_qola: RunQola
+) -> None:
+    """TE's form can say what TE needs, and every key not beside a `<name>_commit` stays
+    other tools' (even one spelled like ours)."""
+    empty_root.declare_submodules(
+        ("aiter", "3rdparty/aiter", AITER_URL), ("ck", "3rdparty/ck", CK_URL)
+    )
+    manifest = empty_root.write(
+        "[qola]\n"
+        f'aiter_commit = "{PIN}"\n'
+        'aiter_track = "te/release"\n'
+        f'aiter_url = "{FORK_URL}"\n'
+        "aiter_submodules = false\n"
+        'aiter_patches = "patches/aiter"\n'
+        f'ck_commit = "{CK_PIN}"\n'
+        "ck_track = 3\n"
+        'other_track = ["not", "ours"]\n'  # no other_commit: another tool's key
+        'patches_dir = "patches/ck"\n'
+    )
+    res = run_qola("verify", "-m", str(manifest))
+    assert res.exit_code == 2
+    assert res.stderr == f"qola: {manifest}:8: qola.ck_track: must be a string, not 3\n"
+    manifest.write_text(manifest.read_text().replace("ck_track = 3", 'ck_track = "develop"'))
+    aiter, ck = load(manifest).deps
+    assert (aiter.track, aiter.url, aiter.submodules, aiter.patches, aiter.path) == (
+        "te/release", FORK_URL, False, "patches/aiter", "3rdparty/aiter"
+    )
+    assert (ck.track, ck.url, ck.submodules, ck.patches) == ("develop", CK_URL, True, "patches/ck")
+
+
+@pytest.mark.parametrize(
+    ("line", "error", "hint"),
+    [
+        ('aiter_submodules = "yes"', "qola.aiter_submodules: must be true or false", None),
+        ('aiter_track = "-x"', "qola.aiter_track: '-x' is not a branch or tag name", None),
+        (
+            'aiter_url = "ext::sh"',
+            "qola.aiter_url: 'ext::sh' uses a '<helper>::' transport, which can run commands",
+            URL_HINT.removeprefix("hint: ").rstrip(),
+        ),
+    ],
+    ids=["submodules-not-bool", "track-option", "url-helper"],
+)
+def test_legacy_keys_are_validated_like_the_table_form(
+    empty_root: Root, run_qola: RunQola, line: str, error: str, hint: str | None
+) -> None:
+    empty_root.declare_submodules(("aiter", "3rdparty/aiter", AITER_URL))
+    manifest = empty_root.write(f'[qola]\naiter_commit = "{PIN}"\n{line}\n')
+    expected = f"qola: {manifest}:3: {error}\n" + (f"hint: {hint}\n" if hint else "")
+    assert rejected(run_qola, manifest, empty_root.path) == expected
+
+
+def test_legacy_patches_dir_beside_the_pins_own_patches_key_is_rejected(
+    empty_root: Root, run_qola: RunQola
+) -> None:
+    empty_root.declare_submodules(("aiter", "3rdparty/aiter", AITER_URL))
+    manifest = empty_root.write(
+        f'[qola]\naiter_commit = "{PIN}"\naiter_patches = "p"\npatches_dir = "q"\n'
+    )
+    assert rejected(run_qola, manifest, empty_root.path) == (
+        f"qola: {manifest}:4: qola.patches_dir: is the patch folder of no dependency: each "
+        "[qola] pin names its own (<name>_patches)\n"
+        "hint: remove patches_dir, or the <name>_patches it stands for\n"
     )
 
 

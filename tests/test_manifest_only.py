@@ -118,7 +118,9 @@ def hook() -> dict[str, object]:
 
 
 def run_hook(root: Path, tmp_path: Path):
-    return run_argv(shlex.split(str(hook()["entry"])), root, qola_env(tmp_path / "hook"))
+    # pre-commit sets PRE_COMMIT=1 for every hook it runs (pre_commit/commands/run.py).
+    env = {**qola_env(tmp_path / "hook"), "PRE_COMMIT": "1"}
+    return run_argv(shlex.split(str(hook()["entry"])), root, env)
 
 
 def test_pre_commit_hook_definition():
@@ -149,6 +151,88 @@ def test_pre_commit_hook_catches_a_gitlink_moved_without_the_manifest(
 
 def test_pre_commit_hook_fails_an_invalid_manifest(fresh_clone, tmp_path):
     (fresh_clone / "qola.toml").write_text("[qola\n")
+    git(fresh_clone, "add", "qola.toml")  # what pre-commit checks: the commit's content
     proc = run_hook(fresh_clone, tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"qola: {fresh_clone / 'qola.toml'}:1:6: invalid TOML: ")
+
+
+@pytest.fixture
+def bumped_unstaged(fresh_clone, upstream) -> Path:
+    """What `qola bump` used to leave: the new gitlink staged, the new pin only in the
+    work tree's manifest (so a plain `git commit` records the gitlink with the old pin)."""
+    git(fresh_clone, "update-index", "--cacheinfo", f"160000,{upstream.lib_tip},3rdparty/lib")
+    manifest = fresh_clone / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(upstream.lib_v2, upstream.lib_tip))
+    return fresh_clone
+
+
+def test_manifest_only_staged_checks_the_index_not_the_work_tree(
+    bumped_unstaged, upstream, run_qola
+):
+    before = snapshot(bumped_unstaged)
+    assert manifest_only(run_qola, bumped_unstaged).exit_code == 0  # the work tree agrees
+    res = manifest_only(run_qola, bumped_unstaged, "--staged")
+    assert res.exit_code == 1
+    assert res.stdout == (
+        "checked: what is staged: qola.toml and the gitlinks in the index, not the work tree "
+        "(--staged)\n"
+        f"FAIL lib 3rdparty/lib pinned {upstream.lib_v2[:12]} head -\n"
+        f"     gitlink: the root records 3rdparty/lib at {upstream.lib_tip[:12]} but the "
+        f"manifest pins {upstream.lib_v2[:12]}\n"
+        "1 of 1 dependencies do not match the manifest\n"
+    )
+    res = manifest_only(run_qola, bumped_unstaged, "--format", "json", "--staged")
+    assert json.loads(res.stdout)["checked"].startswith("what is staged: qola.toml")
+    assert snapshot(bumped_unstaged) == before
+
+
+def test_manifest_only_run_by_pre_commit_checks_what_is_staged(bumped_unstaged, tmp_path):
+    proc = run_hook(bumped_unstaged, tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(
+        "checked: what is staged: qola.toml and the gitlinks in the index, not the work tree "
+        "(run by pre-commit (PRE_COMMIT=1))\n"
+    )
+
+
+def test_manifest_only_staged_of_a_manifest_git_does_not_track_exits_2(
+    fresh_clone, run_qola
+):
+    git(fresh_clone, "rm", "-q", "--cached", "qola.toml")
+    before = snapshot(fresh_clone)
+    res = manifest_only(run_qola, fresh_clone, "--staged")
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: {fresh_clone / 'qola.toml'}: is not staged (the index has no such file), so "
+        "there is nothing staged to check\n"
+        "hint: git add it, or run without --staged\n"
+    )
+    assert snapshot(fresh_clone) == before
+
+
+def test_staged_needs_manifest_only(fresh_clone, run_qola):
+    res = run_qola("verify", "--staged", "-m", str(fresh_clone / "qola.toml"))
+    assert res.exit_code == 2
+    assert "Error: --staged checks the index: it goes with --manifest-only" in res.stderr
+
+
+def test_git_commit_hook_reads_the_index_git_commits(bumped_unstaged, upstream, tmp_path):
+    """A plain git hook: `git commit` is refused (the staged manifest still pins the old
+    commit), `git commit -a` passes: git hands the hook the index it will commit
+    (GIT_INDEX_FILE), which holds the new manifest too."""
+    (bumped_unstaged / "3rdparty" / "lib" / ".git").unlink()  # `commit -a` looks into it
+    hook_file = bumped_unstaged / ".git" / "hooks" / "pre-commit"
+    hook_file.parent.mkdir(exist_ok=True)
+    hook_file.write_text("#!/bin/sh\nexec qola verify --manifest-only --staged\n")
+    hook_file.chmod(0o755)
+    env = qola_env(tmp_path / "hook")
+    refused = run_argv(["git", "commit", "-q", "-m", "bump lib"], bumped_unstaged, env)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    # git shows a hook's output on its stderr.
+    assert "gitlink: the root records 3rdparty/lib at" in refused.stderr
+    assert git(bumped_unstaged, "log", "--format=%s") == "pin lib"
+    passed = run_argv(["git", "commit", "-q", "-a", "-m", "bump lib"], bumped_unstaged, env)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert git(bumped_unstaged, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_tip
+    assert upstream.lib_tip in git(bumped_unstaged, "show", "HEAD:qola.toml")

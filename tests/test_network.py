@@ -7,9 +7,12 @@ import time
 
 import procs
 import servers
-from repos import PROTOCOL_V0, head, large_project, snapshot, temp_clones
+from repos import PROTOCOL_V0, commit_file, git, head, large_project, snapshot, temp_clones
 
 from qola import store
+
+# The first fetch of a pin (the error shown when it fails): by SHA, one commit deep.
+FETCH = "git fetch -q --no-tags --no-recurse-submodules --depth 1 --end-of-options"
 
 
 def point_at(project, url: str) -> None:
@@ -38,7 +41,7 @@ def test_refused_connection_exits_3_naming_dep_url_and_git_error(make_project, r
     point_at(project, url)
     res = run_qola("checkout", "-m", str(project.manifest))
     assert res.exit_code == 3
-    assert has_line(res.stderr, "qola: lib: `git fetch -q --end-of-options " + url)
+    assert has_line(res.stderr, f"qola: lib: `{FETCH} {url}")
     assert "Connection refused" in res.stderr
     assert res.stderr.endswith("qola: 1 of 1 dependencies failed: lib\n")
     assert_nothing_half_done(project)
@@ -52,7 +55,7 @@ def test_remote_that_disappeared_exits_3_and_leaves_nothing(make_project, upstre
     shutil.rmtree(gone)
     proc = procs.run("checkout", "-m", str(project.manifest))
     assert proc.returncode == 3
-    assert has_line(proc.stderr, f"qola: lib: `git fetch -q --end-of-options {gone} ")
+    assert has_line(proc.stderr, f"qola: lib: `{FETCH} {gone} ")
     assert f"'{gone}' does not appear to be a git repository" in proc.stderr
     assert_nothing_half_done(project)
 
@@ -68,7 +71,7 @@ def test_hanging_remote_times_out_with_exit_3_and_no_temp_clone(make_project):
     assert proc.returncode == 3, proc.stderr
     assert has_line(
         proc.stderr,
-        f"qola: lib: `git fetch -q --no-tags --depth 1 --end-of-options {url} "
+        f"qola: lib: `{FETCH} {url} "
         f"{project_pin(project)}`",
     )
     assert (
@@ -134,7 +137,7 @@ def test_remote_dropping_mid_clone_exits_3_then_rerun_succeeds(tmp_path, large_u
             proc = procs.run("checkout", "-m", str(manifest))
             assert proxy.cut.is_set()
             assert proc.returncode == 3, proc.stderr
-            assert has_line(proc.stderr, f"qola: big: `git fetch -q --end-of-options {url} ")
+            assert has_line(proc.stderr, f"qola: big: `{FETCH} {url} ")
             assert "fatal:" in proc.stderr  # git's own words about the lost connection
             assert not (root / "3rdparty" / "big").exists()
             assert temp_clones(root) == []
@@ -162,3 +165,57 @@ def test_daemon_refusing_sha_over_protocol_v0_falls_back_to_branches(
     assert head(project.lib) == upstream.lib_v1
     assert head(project.nested) == upstream.nested_v1
     assert "the server refused to send" in res.stderr
+
+
+def test_server_refusing_sha_searches_track_and_tags_and_no_further(
+    make_project, upstream, run_qola, monkeypatch, tmp_path
+):
+    """A pin on a branch `feature`, below its tip: a v0 server refuses it by SHA. With
+    track = "main" it is found nowhere, and nothing but main and the tags was fetched;
+    naming its branch as track finds it."""
+    served = tmp_path / "served"
+    lib = served / "lib"
+    shutil.copytree(upstream.lib, lib, symlinks=True)
+    git(lib, "checkout", "-q", "-b", "feature", upstream.lib_v1)
+    pin = commit_file(lib, "feature.txt", "one\n")
+    commit_file(lib, "feature.txt", "two\n")
+    git(lib, "checkout", "-q", "main")
+    for key, value in PROTOCOL_V0.items():
+        monkeypatch.setenv(key, value)
+    with servers.git_daemon(served) as port:
+        url = f"git://127.0.0.1:{port}/lib"
+        project = make_project(pin=pin)
+        point_at(project, url)
+        before = snapshot(project.root)
+        res = run_qola("checkout", "-v", "-m", str(project.manifest))
+        assert res.exit_code == 3
+        first = f"  `{FETCH} {url} {pin}` failed with exit code 1:\n"
+        assert (
+            f"qola: lib: commit {pin} is not in {url}: the server would not send it by SHA, "
+            "and neither 'main' nor the tags contain it (nothing else was fetched); the first "
+            f"error was:\n{first}"
+            f"      error: Server does not allow request for unadvertised object {pin}\n"
+        ) in res.stderr
+        fetched = [line.rsplit(" ", 1)[-1] for line in res.stderr.splitlines()
+                   if line.startswith("qola: ran: git fetch")]  # fmt: skip
+        assert fetched == [pin, "main", "+refs/tags/*:refs/tags/*"]
+        assert snapshot(project.root) == before
+        project.manifest.write_text(project.manifest.read_text().replace('"main"', '"feature"'))
+        res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert f"the server refused to send {pin[:12]} by SHA; found it in 'feature'" in res.stderr
+    assert head(project.lib) == pin
+
+
+def test_missing_repository_is_the_first_error_and_no_fallback_is_tried(
+    make_project, upstream, run_qola
+):
+    with servers.git_daemon(upstream.lib.parent) as port:
+        url = f"git://127.0.0.1:{port}/no-such-repo.git"
+        project = make_project()
+        point_at(project, url)
+        res = run_qola("checkout", "-v", "-m", str(project.manifest))
+    assert res.exit_code == 3
+    assert has_line(res.stderr, f"qola: lib: `{FETCH} {url} {upstream.lib_v2}` failed")
+    assert "no such repository" in res.stderr
+    assert len([line for line in res.stderr.splitlines() if "ran: git fetch" in line]) == 1

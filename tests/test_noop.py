@@ -40,6 +40,13 @@ def split_probe(stderr: str) -> tuple[str, str]:
     return body, loaded.strip()
 
 
+@pytest.fixture
+def pinned_clean(pinned_by_qola):
+    """The no-op after qola's own checkout, as every configure after the first meets it (a
+    tree git made is answered once by the full command: test_noop_on_a_tree_git_made)."""
+    return pinned_by_qola
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -128,6 +135,29 @@ def test_noop_steps_aside_for_environment_values_click_would_refuse(
     assert declined(["checkout"], pinned_clean.root)
 
 
+def test_noop_on_a_tree_git_made_reads_it_once_then_answers_from_files(
+    tmp_path, _synced_template, run_qola
+):
+    """A checkout git made (no memory of qola's): the first checkout reads it with git,
+    moves and fetches nothing, and from then on the no-op needs no git."""
+    root = tmp_path / "project"
+    shutil.copytree(_synced_template, root, symlinks=True)
+    lib = root / "3rdparty" / "lib"
+    assert declined(["checkout"], root)
+    def memory(key: str) -> bool:  # what qola remembers of a commit's gitlinks
+        return "/qola/commits/" in key or key.endswith(("/qola/", "/qola/commits/"))
+
+    before = {k: v for k, v in snapshot(lib).items() if not memory(k)}
+    first = run_qola("checkout", "-v", cwd=root)
+    assert first.exit_code == 0, first.stderr
+    assert first.stdout.endswith(" up to date\n")
+    ran = [line for line in first.stderr.splitlines() if line.startswith("qola: ran: git ")]
+    assert not [line for line in ran if " fetch " in line or " checkout " in line], ran
+    after = {k: v for k, v in snapshot(lib).items() if not memory(k)}
+    assert after == before
+    assert not declined(["checkout"], root)
+
+
 def test_noop_steps_aside_when_a_dependency_needs_work(behind_pin):
     before = snapshot(behind_pin.root)
     assert declined(["checkout"], behind_pin.root)
@@ -135,6 +165,7 @@ def test_noop_steps_aside_when_a_dependency_needs_work(behind_pin):
 
 
 def test_noop_steps_aside_when_a_nested_submodule_moved(pinned_clean, upstream):
+    git(pinned_clean.nested, "fetch", "-q", str(upstream.nested), upstream.nested_v1)
     git(pinned_clean.nested, "checkout", "-q", "--detach", upstream.nested_v1)
     assert declined(["checkout"], pinned_clean.root)
 
@@ -179,6 +210,7 @@ def _move_lib(p, u):
 
 
 def _move_nested(p, u):
+    git(p.nested, "fetch", "-q", str(u.nested), u.nested_v1)
     git(p.nested, "checkout", "-q", "--detach", u.nested_v1)
 
 

@@ -28,7 +28,8 @@ def test_checkout_with_relative_manifest_cache_and_cmake_out_uses_them(
 
     assert res.exit_code == 0, res.stderr
     assert head(project.lib) == upstream.lib_v2
-    assert [p.suffix for p in (tmp_path / "cache").iterdir()].count(".git") == 1
+    # One mirror per URL: lib's and its nested submodule's.
+    assert [p.suffix for p in (tmp_path / "cache").iterdir()].count(".git") == 2
     assert (tmp_path / "out" / "qola.cmake").is_file()
 
 

@@ -266,15 +266,16 @@ def test_a_linked_noop_stamp_folder_is_only_slower(pinned_clean, victim):
     assert victim_untouched(victim)
 
 
-def test_a_link_at_a_noop_stamp_is_replaced_not_followed(pinned_clean, victim):
-    gitdir = gitfiles.git_dir(pinned_clean.root)
+def test_a_link_at_a_noop_stamp_is_replaced_not_followed(pinned_by_qola, victim):
+    # A tree qola checked out: it remembers the pin's gitlinks, which a stamp needs.
+    gitdir = gitfiles.git_dir(pinned_by_qola.root)
     assert gitdir is not None
-    first = procs.run("checkout", "-m", str(pinned_clean.manifest))
+    first = procs.run("checkout", "-m", str(pinned_by_qola.manifest))
     assert first.returncode == 0
     [stamp] = store.noop_stamps(gitdir).iterdir()
     stamp.unlink()
     stamp.symlink_to(victim)
-    again = procs.run("checkout", "-m", str(pinned_clean.manifest))
+    again = procs.run("checkout", "-m", str(pinned_by_qola.manifest))
     assert again.returncode == 0 and again.stdout == first.stdout
     assert victim_untouched(victim)
     assert not stamp.is_symlink()

@@ -335,7 +335,9 @@ def test_status_lists_each_dep(pinned_clean, upstream, run_qola):
 
 
 @pytest.fixture
-def three_pinned(pinned_clean, upstream):
+def three_pinned(pinned_by_qola, upstream):
+    """Three copies of a dependency qola checked out (its gitlinks remembered)."""
+    pinned_clean = pinned_by_qola
     """pinned_clean with two more deps, `b` and `c`: copies of lib, at the same pin."""
     for name in ("b", "c"):
         shutil.copytree(pinned_clean.lib, pinned_clean.root / "3rdparty" / name, symlinks=True)

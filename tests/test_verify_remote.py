@@ -173,3 +173,18 @@ def test_verify_without_remote_spawns_no_network_git(feature_pinned, own_upstrea
     assert ran and not any(
         word in line for line in ran for word in ("fetch", "ls-remote", "clone")
     ), ran
+
+
+def test_remote_legacy_pin_with_its_track_key_passes(tmp_path, upstream, run_qola):
+    """TE's form: `[qola] lib_commit` on a branch other than the default one. Without
+    `lib_track` the pin is (rightly) not in main's history; with it, it is found."""
+    from superprojects import legacy_superproject
+
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v3)
+    manifest = root / "qola.toml"
+    res = verify_remote(run_qola, manifest, "--manifest-only")
+    assert res.exit_code == 1
+    assert [kind for kind, _ in problems(res)] == ["unreachable"]
+    manifest.write_text(manifest.read_text() + 'lib_track = "side"\n')
+    res = verify_remote(run_qola, manifest, "--manifest-only")
+    assert res.exit_code == 0, res.stdout + res.stderr

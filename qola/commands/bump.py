@@ -12,6 +12,7 @@ from qola.session import Common, Session, finite, session
 if TYPE_CHECKING:
     from qola.bump import Move
     from qola.checkout import Result
+    from qola.manifest import Dep
 
 
 def bump(
@@ -30,7 +31,6 @@ def bump(
     """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
     from qola import bump as moves
     from qola.checkout import checkout as run_checkout
-    from qola.observe import observe
     from qola.plan import Options
 
     common = dataclasses.replace(common, names=(name,))
@@ -39,21 +39,16 @@ def bump(
         [dep] = sess.deps
         worktree = sess.manifest.root / dep.path
         options = Options(offline, force)
-        if not observe(sess.manifest, dep, None).is_repo:
-            sess.note(f"{dep.name}: not checked out; checking out the current pin first")
-            first = run_checkout(
-                sess.manifest, (dep,), sess.runner, options, lock_timeout=lock_timeout
-            )
-            if first.failures:
-                return report_failures(first)
-        new = moves.resolve(sess.runner, dep, worktree, ref, offline)
-        new = moves.fetch_range(sess.runner, dep, worktree, dep.commit, new, offline)
+        # Resolved with ls-remote and described from a throw-away repository: nothing is
+        # written before the checkout (none at all with --dry-run or --no-checkout).
+        new, source = moves.resolve(sess.runner, dep, worktree, ref, offline)
         move = moves.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
-        move = moves.describe(sess.runner, move, worktree, allow_downgrade)
+        move = moves.describe(sess.runner, move, worktree, source, offline, allow_downgrade)
+        new = move.new
         if move.old == move.new:
             console.result(f"{dep.name} is already at {new[:12]} ({move.ref})")
             if do_commit and not dry_run:
-                _finish_commit(sess, move, worktree)
+                _finish_commit(sess, move, worktree, offline)
             return 0
         console.result(move.headline())
         for line in move.log:
@@ -78,10 +73,9 @@ def bump(
         gitlink = moves.root_gitlink(sess.runner, sess.manifest, dep)
         moves.write_manifest(sess.manifest, raw, new_text)
         sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
-        if gitlink is not None and not do_commit:  # a commit stages it with the manifest
-            moves.stage_gitlink(sess.runner, sess.manifest, dep, new)
-            sess.note(f"{dep.name}: staged the gitlink {dep.path} at {new[:12]}")
-        if do_commit:
+        if not do_commit:  # a commit stages them itself, in one index write
+            stage(sess, raw, {dep: new}, {dep: gitlink})
+        else:
             links = {dep.path: new} if gitlink is not None else {}
             sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
             console.result(
@@ -90,7 +84,7 @@ def bump(
         return 0
 
 
-def _finish_commit(sess: Session, move: Move, worktree: Path) -> None:
+def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> None:
     """Commit a pin an earlier `bump --commit` wrote but did not commit (killed between)."""
     from qola import bump as moves
 
@@ -98,13 +92,28 @@ def _finish_commit(sess: Session, move: Move, worktree: Path) -> None:
     committed = moves.committed_pin(sess.runner, sess.manifest, dep)
     if committed is None or committed == move.new:
         return
-    move = moves.describe(
-        sess.runner, moves.Move(dep, committed, move.new, move.ref), worktree, True
-    )
+    before = dataclasses.replace(dep, commit=committed)
+    move = moves.Move(before, committed, move.new, move.ref)
+    move = moves.describe(sess.runner, move, worktree, None, offline, True)
     links = {dep.path: move.new} if moves.root_gitlink(sess.runner, sess.manifest, dep) else {}
     sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
     sess.note(f"{dep.name}: the manifest pinned {move.new[:12]} but HEAD did not: committing it")
     console.result(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {move.new[:7]}")
+
+
+def stage(
+    sess: Session, raw: bytes, pins: dict[Dep, str], gitlinks: dict[Dep, str | None]
+) -> None:
+    """Stage the new pins with their gitlinks, so that the next `git commit` has both."""
+    from qola import bump as moves
+
+    for dep, sha in pins.items():
+        if gitlinks.get(dep) is not None:
+            moves.stage_gitlink(sess.runner, sess.manifest, dep, sha)
+            sess.note(f"{dep.name}: staged the gitlink {dep.path} at {sha[:12]}")
+    why_not = moves.stage_manifest(sess.runner, sess.manifest, raw, pins)
+    name = sess.manifest.path.name
+    sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
 
 
 def report_failures(result: Result, after: str = "") -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from qola import console
+from qola.commands.bump import stage
 from qola.session import Common, session
 
 
@@ -26,7 +27,5 @@ def freeze(common: Common, dry_run: bool) -> int:
         raw, text = moves.read_manifest(sess.manifest)
         gitlinks = {dep: moves.root_gitlink(sess.runner, sess.manifest, dep) for dep in changes}
         moves.write_manifest(sess.manifest, raw, moves.edit_pins(sess.manifest, text, changes))
-        for dep, sha in changes.items():
-            if gitlinks[dep] is not None:
-                moves.stage_gitlink(sess.runner, sess.manifest, dep, sha)
+        stage(sess, raw, changes, gitlinks)
         return 0

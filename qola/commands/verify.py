@@ -21,16 +21,21 @@ def verify(
     strict: bool,
     remote: bool,
     manifest_only: bool,
+    staged: bool,
     cmake_out: Path | None,
 ) -> int:
-    """Verify, print the report in fmt, and return 0 (match) or 1 (mismatch)."""
+    """Verify, print the report in fmt, and return 0 (match) or 1 (mismatch).
+
+    With manifest_only and staged (or when pre-commit runs it), the manifest and the
+    gitlinks are read from the index: what the next commit records.
+    """
+    from qola import pincheck
     from qola.verify import verify as run_verify
 
-    with session(common, resolve_pins=not manifest_only) as sess:
+    index = pincheck.staged_mode(staged, os.environ) if manifest_only else None
+    with session(common, resolve_pins=not manifest_only, staged=index) as sess:
         if manifest_only:
-            from qola import pincheck
-
-            report = pincheck.check(sess.manifest, sess.deps, sess.runner)
+            report = pincheck.check(sess.manifest, sess.deps, sess.runner, index)
         else:
             report = run_verify(sess.manifest, sess.deps, sess.runner, strict)
         if remote:

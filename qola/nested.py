@@ -1,0 +1,335 @@
+"""Nested submodules, each brought to the gitlink its parent's commit records.
+
+The result is the layout `git submodule update --init --recursive` makes: each
+nested submodule initialised in its parent's config, its repository in the
+parent's git dir under `modules/<name>`, a `.git` file in its folder, HEAD
+detached at the gitlink; then the same below it. What differs is the download:
+qola fetches each gitlink by SHA at depth 1 (with the fallback of fetching.py),
+where `git submodule update` clones the whole history first (and with `--depth 1`
+the default branch's tip first, then the SHA: twice the bytes). With `--cache`,
+a new nested repository borrows the objects of a mirror of its URL.
+
+A nested submodule whose folder is empty is populated in place, in an order that
+a kill at any moment leaves repairable: its git dir (made whole, or reused when
+git or qola left a valid one), the `.git` file, the commit, then HEAD set to the
+gitlink with no index, then `checkout -f`, which writes the index last. A
+repository whose HEAD names a commit but which has no index is therefore always
+one whose first checkout never finished (this, or git's `clone --no-checkout`):
+it is checked out again with -f, and never counted as someone's work.
+
+Failures are collected per nested submodule: the others (and the parent) keep
+what they fetched, and the error names each failed one with its URL and gitlink.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qola import cache, fetching, gitconfig, gitfiles, modules, store
+from qola.errors import GitError, QolaError
+from qola.manifest import relative_url
+from qola.observe import Gitlink, gitlinks, has_commit, head_sha
+from qola.store import pin_ref
+
+if TYPE_CHECKING:
+    from qola.git import Runner
+
+
+@dataclass
+class Context:
+    """One dependency's nested update: how to fetch, and what happened."""
+
+    runner: Runner
+    subject: str  # the dependency's name
+    dep_path: str  # the dependency's path, for messages
+    offline: bool = False
+    cache: Path | None = None
+    at_target: frozenset[str] = frozenset()  # nested paths already where they belong
+    # Nested paths fetched ahead (prefetch): the error, or None when it went well.
+    prefetched: dict[str, QolaError | None] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+
+
+def update(ctx: Context, tree: Path, commit: str, url: str) -> None:
+    """Bring every nested submodule that commit records below tree to its gitlink, recursively.
+
+    url is where tree's repository came from (relative submodule URLs resolve against
+    it). Raises GitError naming every nested submodule that could not be brought in.
+    """
+    _update(ctx, tree, commit, url, "")
+    if ctx.failures:
+        kept = "what was fetched is kept: the next run fetches only what is missing"
+        more = f" ({len(ctx.failures)} nested submodules)" if len(ctx.failures) > 1 else ""
+        raise GitError(
+            ctx.subject,
+            f"{ctx.dep_path} is at its pin, but not every nested submodule could be "
+            f"checked out{more}:\n" + "\n".join(ctx.failures),
+            "; ".join([*_unique(ctx.hints), kept]),
+        )
+
+
+def remember(runner: Runner, tree: Path, sha: str, subject: str) -> None:
+    """Keep a commit qola checked out under refs/qola/pins/ (from gc, and from local work)."""
+    runner.run(tree, "update-ref", "--no-deref", pin_ref(sha), sha, subject=subject)
+
+
+def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> None:
+    gitdir = gitfiles.git_dir(tree)
+    if gitdir is None:
+        return
+    links = gitlinks(ctx.runner, tree, gitdir, commit, write_cache=False)
+    if links is None:
+        _fail(ctx, f"{prefix or '.'}: cannot read the submodules that {commit[:12]} records",
+              "check that the repository is not damaged")  # fmt: skip
+        return
+    states = []
+    for link in links:
+        sub_tree = tree / link.path
+        sub_gitdir = gitfiles.git_dir(sub_tree)
+        done = sub_gitdir is not None and gitfiles.has_index(sub_gitdir) and (
+            prefix + link.path in ctx.at_target
+            or gitfiles.read_head(sub_gitdir)[0] == link.sha
+        )
+        states.append((link, done))
+    # The URLs (one more git call) only when something has to be fetched or moved.
+    urls = _urls(ctx, tree, commit, links, url) if not all(d for _, d in states) else {}
+    for link, done in states:
+        path = prefix + link.path
+        sub_url = urls.get(link.name)
+        if not done:
+            try:
+                _bring(ctx, tree, link, path, sub_url)
+            except QolaError as error:
+                where = f" ({sub_url})" if sub_url else ""
+                _fail(ctx, f"  {path}{where} at {link.sha}: {error.problem}", error.hint)
+                continue
+        sub_tree = tree / link.path
+        _update(ctx, sub_tree, link.sha, sub_url or modules.origin_url(sub_tree) or url,
+                path + "/")  # fmt: skip
+
+
+def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) -> None:
+    """Check out one nested submodule at its gitlink (its folder empty, or a repository)."""
+    runner = ctx.runner
+    if url is None:
+        raise GitError(ctx.subject, "its .gitmodules entry has no usable url",
+                       "fix the url in .gitmodules of the commit that records it")  # fmt: skip
+    problem = modules.nested_path_problem(tree, link.path)
+    if not modules.is_safe_name(link.name):
+        problem = f"its name {link.name!r} could put its repository anywhere"
+    if problem is not None:
+        raise GitError(ctx.subject, problem, "git would refuse it too")
+    sub_tree = tree / link.path
+    modules.initialise(runner, tree, link.name, url, ctx.subject)
+    add_source = getattr(runner.env, "add_clone_source", None)
+    if callable(add_source):
+        add_source(url, tree)  # the shim trusts a local source, owned by another user or not
+    sub_gitdir = gitfiles.git_dir(sub_tree)
+    if sub_gitdir is None:
+        _populate(ctx, tree, link, path, url)
+        return
+    head = gitfiles.read_head(sub_gitdir)[0] or head_sha(runner, sub_tree)
+    half_made = head is not None and not gitfiles.has_index(sub_gitdir)
+    fresh = head is None or half_made
+    if fresh:
+        modules.remove_stale_locks(gitfiles.common_dir(sub_gitdir))
+    _obtain(ctx, sub_tree, link, path, url, shallow=fresh or gitfiles.is_shallow(sub_gitdir),
+            fresh=head is None)  # fmt: skip
+    if fresh:
+        _force_checkout(ctx, sub_tree, link.sha)
+    else:
+        # Local work was checked before anything moved; git (never forced) keeps the rest.
+        runner.run(sub_tree, "checkout", "-q", "--detach", link.sha, subject=ctx.subject)
+    remember(runner, sub_tree, link.sha, ctx.subject)
+
+
+def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> None:
+    """An empty folder: its repository under the parent's modules/, then the gitlink."""
+    runner = ctx.runner
+    sub_tree = tree / link.path
+    if gitfiles.is_populated(sub_tree) or (sub_tree.exists() and not sub_tree.is_dir()):
+        raise GitError(ctx.subject, f"{sub_tree} exists and is not a git repository",
+                       "move its contents away (or delete it) and run qola again")  # fmt: skip
+    gitdir = modules.modules_dir(runner, tree, link.name, ctx.subject)
+    if modules.is_valid_gitdir(gitdir):
+        # git's own choice for a submodule whose folder is empty (submodule--helper
+        # clone): reuse the repository, without the index of its last checkout.
+        modules.remove_stale_locks(gitdir)
+        (gitdir / "index").unlink(missing_ok=True)
+        if path not in ctx.prefetched:
+            ctx.notes.append(f"{path}: reusing {gitdir}")
+        fresh = False
+    else:
+        modules.refuse_unusable(gitdir, ctx.subject)
+        modules.create_gitdir(runner, gitdir, ctx.subject)
+        runner.run(gitdir, "remote", "add", "--end-of-options", "origin", url,
+                   subject=ctx.subject)  # fmt: skip
+        fresh = True
+    # The commit first, into the repository alone: until the folder is connected to it,
+    # git (`submodule status`: -) and qola see the submodule as not checked out.
+    if not has_commit(runner, gitdir, link.sha):
+        failed = ctx.prefetched.get(path)
+        if failed is not None:
+            raise failed  # tried a moment ago, while the parent was checked out
+        # One commit deep, unless the repository has history to keep complete (git's).
+        empty = gitfiles.read_head(gitdir)[0] is None
+        shallow = fresh or empty or gitfiles.is_shallow(gitdir)
+        _fetch_into(ctx, gitdir, gitdir, link, path, url, shallow, fresh or empty)
+    sub_tree.mkdir(parents=True, exist_ok=True)
+    modules.connect(runner, sub_tree, gitdir, ctx.subject)
+    _force_checkout(ctx, sub_tree, link.sha)
+    remember(runner, sub_tree, link.sha, ctx.subject)
+
+
+def _force_checkout(ctx: Context, sub_tree: Path, sha: str) -> None:
+    """Check out sha into a tree no checkout has finished in: HEAD first, the index last."""
+    gitdir = gitfiles.git_dir(sub_tree)
+    if gitdir is not None:
+        (gitdir / "index").unlink(missing_ok=True)
+    ctx.runner.run(sub_tree, "update-ref", "--no-deref", "HEAD", sha, subject=ctx.subject)
+    # -f: nothing here is anyone's (the folder was empty, or its checkout never finished).
+    ctx.runner.run(sub_tree, "-c", "checkout.workers=0", "checkout", "-f", "-q", "--detach", sha,
+                   subject=ctx.subject)  # fmt: skip
+
+
+def _obtain(
+    ctx: Context,
+    sub_tree: Path,
+    link: Gitlink,
+    path: str,
+    url: str,
+    shallow: bool,
+    fresh: bool = False,
+) -> None:
+    """Make the gitlink's commit present: already there, from the cache, or fetched by SHA."""
+    runner = ctx.runner
+    if has_commit(runner, sub_tree, link.sha):
+        return
+    failed = ctx.prefetched.get(path)
+    if failed is not None:
+        raise failed  # tried a moment ago, while the parent was checked out: no second try
+    _fetch_into(ctx, sub_tree, gitfiles.git_dir(sub_tree), link, path, url, shallow, fresh)
+
+
+def _fetch_into(
+    ctx: Context,
+    repo: Path,
+    gitdir: Path | None,
+    link: Gitlink,
+    path: str,
+    url: str,
+    shallow: bool,
+    fresh: bool,
+) -> None:
+    """Fetch the gitlink's commit into the repository at repo (a work tree or a git dir)."""
+    runner = ctx.runner
+    if ctx.cache is not None and gitdir is not None:
+        mirror = store.mirror_path(ctx.cache, url)
+        common = gitfiles.common_dir(gitdir)
+        if fresh or cache.borrows_from(common, mirror):
+            cache.ensure(runner, ctx.cache, ctx.subject, url, link.sha, ctx.offline)
+            if fresh:
+                cache.borrow(common, mirror)
+            ctx.notes.append(f"{path}: {link.sha[:12]} from the cache {mirror}")
+            return
+    if ctx.offline:
+        raise GitError(
+            ctx.subject,
+            "the commit is not present locally and --offline forbids fetching it",
+            "run once without --offline",
+        )
+    # The path, URL and gitlink head the message (update()): no label of its own.
+    source = fetching.Source(ctx.subject, url, hint_track="")
+    note = fetching.fetch_commit(
+        runner, repo, source, link.sha, shallow, env=fetching.nested_environment()
+    )
+    ctx.notes.append(f"{path}: {note}")
+
+
+def prefetch(ctx: Context, tree: Path, commit: str, url: str) -> threading.Thread | None:
+    """Start fetching, beside the parent's checkout, the gitlinks commit records below tree.
+
+    Only into repositories made for the occasion under the parent's modules/ (nested
+    submodules with no repository yet), recursively; join() the thread before anything
+    else touches them. update() then finds the commits there, or the error, which it
+    reports without a second try.
+    """
+    gitdir = gitfiles.git_dir(tree)
+    if ctx.offline or gitdir is None:
+        return None
+    thread = threading.Thread(target=_prefetch_quietly, args=(ctx, tree, gitdir, commit, url))
+    thread.start()
+    return thread
+
+
+def _prefetch_quietly(ctx: Context, tree: Path, gitdir: Path, commit: str, url: str) -> None:
+    # Whatever goes wrong here, update() meets it again on the main thread and reports it.
+    with contextlib.suppress(Exception):
+        _prefetch(ctx, tree, gitdir, commit, url, "")
+
+
+def _prefetch(ctx: Context, repo: Path, gitdir: Path, commit: str, url: str, prefix: str) -> None:
+    try:
+        links = gitlinks(ctx.runner, repo, gitdir, commit, write_cache=False)
+        if not links:
+            return
+        urls = _urls(ctx, repo, commit, links, url)
+        for link in links:
+            path = prefix + link.path
+            sub_url = urls.get(link.name)
+            child = gitdir / "modules" / link.name
+            if sub_url is None or not modules.is_safe_name(link.name) or os.path.lexists(child):
+                continue  # update() says why, or finds what is there
+            try:
+                modules.create_gitdir(ctx.runner, child, ctx.subject)
+                ctx.runner.run(child, "remote", "add", "--end-of-options", "origin", sub_url,
+                               subject=ctx.subject)  # fmt: skip
+                _fetch_into(ctx, child, child, link, path, sub_url, shallow=True, fresh=True)
+            except QolaError as error:
+                ctx.prefetched[path] = error
+                continue
+            ctx.prefetched[path] = None
+            _prefetch(ctx, child, child, link.sha, sub_url, path + "/")
+    except QolaError:
+        return  # update() meets the same and says so
+
+
+def _urls(
+    ctx: Context, tree: Path, commit: str, links: list[Gitlink], url: str
+) -> dict[str, str | None]:
+    """The URL of each nested submodule, from the commit's .gitmodules, resolved as git does."""
+    spec = f"{commit}:.gitmodules"
+    blob = ctx.runner.run(tree, "cat-file", "blob", "--end-of-options", spec, check=False)
+    found_modules = gitconfig.submodules(blob.stdout) if blob.status == 0 else []
+    declared = {m.name: m.url for m in found_modules}
+    # git resolves ./ and ../ against the superproject's remote (here: its origin, else the
+    # URL it was fetched from), as `git submodule init` does.
+    base = modules.origin_url(tree) or url
+    found: dict[str, str | None] = {}
+    for link in links:
+        raw = declared.get(link.name)
+        if raw is None or not raw or raw.startswith("-"):
+            # git ignores a url that could be read as an option (CVE-2018-17456).
+            found[link.name] = None
+        elif raw.startswith(("./", "../")):
+            found[link.name] = relative_url(base, raw)
+        else:
+            found[link.name] = raw
+    return found
+
+
+def _fail(ctx: Context, line: str, hint: str | None) -> None:
+    ctx.failures.append(line)
+    if hint:
+        ctx.hints.append(hint)
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
