@@ -3,9 +3,11 @@
 QoLA.cmake runs the checkout and then `include()`s FILE, which sets
 `QOLA_<NAME>_SHA`, `QOLA_<NAME>_SOURCE_DIR` and `QOLA_DEPENDENCIES`, plus
 internal variables the module reads: the list of result variables, the files
-that must re-run configure when they change (patches), and — when qola could
-prove the whole state from files — a stamp that lets the next configure skip
-starting Python while nothing it lists has changed (DESIGN §11).
+that must re-run configure when they change (patches, and every HEAD and `.git`
+file the look read, so that a hand checkout in a dependency re-runs configure),
+and — when qola could prove the whole state from files — a stamp that lets the
+next configure skip starting Python while nothing it lists has changed
+(qola/stamp.py).
 
 The file is rewritten only when its content changes, atomically, so the
 mtime of an unchanged result never moves.
@@ -29,9 +31,8 @@ from qola.errors import ManifestError, UsageError
 if TYPE_CHECKING:
     from qola.manifest import Dep, Manifest
 
-# QoLA.cmake trusts a stamp only from a file of the format it knows; bump this
-# whenever the meaning of the stamp entries changes.
-FORMAT = 1
+# QoLA.cmake reads only results of the format it knows: the stamp's (qola/stamp.py).
+FORMAT = stamp.FORMAT
 
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_]")
 # Characters that CMake's list syntax would split on or group by: a stamp path
@@ -84,13 +85,13 @@ def write_results(
     deps: Sequence[Result],
     *,
     manifest: Manifest | None = None,
-    proof: Sequence[tuple[Path, str]] | None = None,
+    proof: stamp.Proof | None = None,
 ) -> bool:
     """Write the CMake results file when its content changed; return whether it wrote.
 
     Given the manifest, the file also lists the patch files as configure
-    dependencies, and carries proof (stamp.proven's pairs) as the stamp for the
-    module's fast path.
+    dependencies, and carries proof (stamp.proven's) as the stamp for the module's
+    fast path, its watched files (HEADs, gitfiles) as configure dependencies too.
     """
     text = render(deps, manifest, proof)
     try:
@@ -106,10 +107,10 @@ def write_for(
     path: Path,
     manifest: Manifest,
     deps: Sequence[Dep],
-    proof: Sequence[tuple[Path, str]] | None,
+    proof: stamp.Proof | None,
 ) -> bool:
-    """write_results for checked-out deps, each at its folder or its override, with the
-    stamp.proven pairs (None: no stamp)."""
+    """write_results for checked-out deps, each at its folder or its override, with
+    stamp.proven's proof."""
     from qola.observe import override_dir
 
     results = [
@@ -122,7 +123,7 @@ def write_for(
 def render(
     deps: Sequence[Result],
     manifest: Manifest | None = None,
-    proof: Sequence[tuple[Path, str]] | None = None,
+    proof: stamp.Proof | None = None,
 ) -> str:
     """The text of the results file."""
     _check_distinct_names(deps, manifest)
@@ -145,7 +146,9 @@ def render(
     cmake_stamp: list[str] | None = None
     if manifest is not None:
         depends = [p.as_posix() for p in configure_depends(manifest, deps)]
-        cmake_stamp = _cmake_stamp(proof) if proof else None
+        if proof is not None:
+            depends += [Path(p).as_posix() for p in proof.watch if not _LIST_UNSAFE.search(p)]
+            cmake_stamp = _cmake_stamp(proof.entries) if proof.entries else None
     lines.append(f"set(_QOLA_CONFIGURE_DEPENDS {_cmake_list(depends)})")
     lines.append(f"set(_QOLA_STAMP {_cmake_list(cmake_stamp or [])})")
     return "\n".join(lines) + "\n"
@@ -200,11 +203,14 @@ def _check_distinct_names(deps: Sequence[Result], manifest: Manifest | None) -> 
         seen[upper] = dep.name
 
 
-def _cmake_stamp(proof: Sequence[tuple[Path, str]]) -> list[str] | None:
-    """The stamp's path/expectation pairs as one CMake list, or None when they cannot be."""
+def _cmake_stamp(entries: Sequence[tuple[str, str]]) -> list[str] | None:
+    """The stamp's path/expectation pairs as one CMake list, or None when they cannot be.
+
+    The paths are used as they are: absolute and free of `..` (qola/stamp.py).
+    """
     flat: list[str] = []
-    for path, expectation in proof:
-        posix = Path(os.path.abspath(path)).as_posix()
+    for path, expectation in entries:
+        posix = Path(path).as_posix()
         if _LIST_UNSAFE.search(posix):
             return None
         flat += [posix, expectation]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qola import gitconfig, gitfiles
+from qola import gitconfig, gitfiles, stamp
 from qola.errors import ManifestError
 
 if sys.version_info >= (3, 11):
@@ -66,6 +66,8 @@ class Manifest:
     root: Path
     deps: tuple[Dep, ...]
     warnings: tuple[str, ...] = ()
+    # What loading it read, as stamp entries (qola/stamp.py); None: nothing vouches for it.
+    looked: tuple[tuple[str, str], ...] | None = None
 
     def select(self, names: tuple[str, ...] | list[str]) -> tuple[Dep, ...]:
         """The named dependencies (all when none are named), in manifest order."""
@@ -83,10 +85,17 @@ class Manifest:
 
 
 def load(path: Path, root: Path | None = None) -> Manifest:
-    """Read, parse and validate the manifest at path."""
+    """Read, parse and validate the manifest at path (noting what it read, for a stamp)."""
+    with stamp.recording() as trail:
+        manifest = _load(path, root)
+    return replace(manifest, looked=None if trail.unprovable else tuple(trail.pairs()))
+
+
+def _load(path: Path, root: Path | None) -> Manifest:
     path = Path(os.path.abspath(path))
     try:
         raw = path.read_bytes()
+        stamp.saw_file(path, raw)
     except FileNotFoundError:
         raise ManifestError(
             str(path), "no such manifest", "pass --manifest PATH or set QOLA_MANIFEST"
@@ -193,6 +202,7 @@ class _Loader:
                 raise ManifestError(
                     str(root), "the root folder does not exist", "check --root (or QOLA_ROOT)"
                 )
+            stamp.saw_dir(root)
             return root
         if "root" in qola:
             value = qola["root"]
@@ -205,6 +215,7 @@ class _Loader:
                     f"{root} is not a folder",
                     f"[qola] root is relative to the manifest's folder, {self.path.parent}",
                 )
+            stamp.saw_dir(root)
             return root
         return repository_top(self.path.parent)
 
@@ -357,8 +368,10 @@ class _Loader:
             )
         if self._real_root is None or self._real_root[0] != root:
             self._real_root = (root, os.path.realpath(root))
+            stamp.saw_folder(root, self._real_root[1])
         real_root = self._real_root[1]
         real = os.path.realpath(os.path.join(root, norm))
+        stamp.saw_folder(os.path.join(root, norm), real)
         if os.path.commonpath([real_root, real]) != real_root:
             raise self.fail(
                 where,
@@ -443,7 +456,7 @@ def repository_top(folder: Path) -> Path:
     """The top level of the git repository containing folder, else folder itself."""
     current = folder
     while True:
-        if (current / ".git").exists():
+        if stamp.exists(current / ".git"):
             return current
         if current.parent == current:
             return folder
@@ -452,9 +465,12 @@ def repository_top(folder: Path) -> Path:
 
 def _read_gitmodules(root: Path) -> list[gitconfig.Submodule]:
     try:
-        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+        data = (root / ".gitmodules").read_bytes()
     except OSError:
+        stamp.saw_file(root / ".gitmodules", None)
         return []
+    stamp.saw_file(root / ".gitmodules", data)
+    text = data.decode("utf-8", errors="replace")
     modules = gitconfig.submodules(text)
     base = _superproject_url(root)
     resolved = []
@@ -471,9 +487,12 @@ def _superproject_url(root: Path) -> str | None:
     if gitdir is None:
         return None
     try:
-        text = (gitfiles.common_dir(gitdir) / "config").read_text(errors="replace")
+        data = (gitfiles.common_dir(gitdir) / "config").read_bytes()
     except OSError:
+        stamp.saw_file(gitfiles.common_dir(gitdir) / "config", None)
         return None
+    stamp.saw_file(gitfiles.common_dir(gitdir) / "config", data)
+    text = data.decode("utf-8", errors="replace")
     return gitconfig.get(gitconfig.parse(text), "remote", "origin", "url")
 
 

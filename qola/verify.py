@@ -124,6 +124,8 @@ def _verify_one(
     problems.extend(gitlink_problems(dep, root_gitlinks))
     if state.gitdir is None:
         what = "does not exist" if not state.worktree.exists() else "is not a git repository"
+        if state.refusal is not None:
+            what = f"is not a repository git accepts: {state.refusal}"
         problems.insert(0, Problem(MISSING, f"{dep.path} {what}"))
         return DepReport(dep, where, None, tuple(problems))
     head = state.head or head_sha(runner, state.worktree)
@@ -161,6 +163,10 @@ def _verify_one(
             Problem(PATCHES, f"{dep.patches} has patches for nested submodules, but "
                     "submodules = false")
         )  # fmt: skip
+    if any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
+        # git stops on that submodule when it looks for changes ("cannot chdir", "not a
+        # git repository"); the problem reported for it already fails the dependency.
+        return DepReport(dep, where, head, tuple(problems), submodules)
     for entry in status(runner, state.worktree, dep.name, untracked=strict):
         if entry.is_submodule:
             if entry.modified:
@@ -177,6 +183,9 @@ def _verify_one(
 
 
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
+    if sub.refusal is not None:
+        message = f"{sub.path} is not a repository git accepts: {sub.refusal}"
+        return [Problem(SUBMODULE, message, sub.path)]
     if sub.head is None:
         return [Problem(SUBMODULE, f"{sub.path} is not initialised", sub.path)]
     if sub.at_target:

@@ -123,7 +123,7 @@ def _pinned_checkout(tmp_path: Path, upstream: Upstream) -> manifest.Manifest:
 
 def stamp_of(loaded: manifest.Manifest, sha: str, source: Path) -> list[str]:
     """The stamp the results file carries for lib at source, with what proves it."""
-    proof = stamps.entries(loaded, [("lib", source)])
+    proof = stamps.proven(loaded, loaded.deps)
     return _stamp(render([CMakeResult("lib", sha, source)], loaded, proof))
 
 
@@ -159,10 +159,13 @@ def test_stamp_is_empty_when_a_head_is_on_a_branch(tmp_path: Path, upstream: Ups
     assert stamp == []
 
 
-def test_stamp_skips_an_overridden_dependency(tmp_path: Path, upstream: Upstream) -> None:
+def test_stamp_skips_an_overridden_dependency(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
     loaded = _pinned_checkout(tmp_path, upstream)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    monkeypatch.setenv("QOLA_SOURCE_DIR_LIB", str(elsewhere))
 
     stamp = stamp_of(loaded, upstream.lib_v2, elsewhere)
 

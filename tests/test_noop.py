@@ -327,13 +327,23 @@ def test_another_qola_never_answers_from_this_ones_stamp(pinned_clean, tmp_path)
     assert split_probe(other.stderr)[1] == "qola.manifest"  # it looked for itself
 
 
-def test_the_root_git_config_is_part_of_the_stamp(pinned_clean):
+def test_the_root_git_config_is_part_of_the_stamp_when_gitmodules_needs_it(pinned_clean):
     # Relative submodule URLs are resolved against the root's remote.origin.url.
+    (pinned_clean.root / ".gitmodules").write_text(
+        '[submodule "other"]\n\tpath = other\n\turl = ../other.git\n'
+    )
     as_cmake_runs_it("checkout", cwd=pinned_clean.root)
     assert split_probe(as_cmake_runs_it("checkout", cwd=pinned_clean.root).stderr)[1] == ""
     git(pinned_clean.root, "remote", "add", "origin", "https://example.invalid/org/root.git")
     again = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
     assert split_probe(again.stderr)[1] == "qola.manifest"
+
+
+def test_the_stamp_lists_only_what_the_look_read(pinned_clean):
+    # Without a .gitmodules nothing reads the root's remote URL: changing it changes nothing.
+    as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    git(pinned_clean.root, "remote", "add", "origin", "https://example.invalid/org/root.git")
+    assert split_probe(as_cmake_runs_it("checkout", cwd=pinned_clean.root).stderr)[1] == ""
 
 
 def test_shell_completion_is_left_to_click(pinned_clean, monkeypatch):
