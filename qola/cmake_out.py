@@ -143,14 +143,17 @@ def render(
     variables.append("QOLA_DEPENDENCIES")
     lines.append(f"set(_QOLA_RESULT_VARIABLES {cmake_quote(';'.join(variables))})")
     depends: list[str] = []
-    cmake_stamp: list[str] | None = None
+    cmake_stamp: dict[str, list[str]] | None = None
     if manifest is not None:
         depends = [p.as_posix() for p in configure_depends(manifest, deps)]
         if proof is not None:
             depends += [Path(p).as_posix() for p in proof.watch if not _LIST_UNSAFE.search(p)]
             cmake_stamp = _cmake_stamp(proof.entries) if proof.entries else None
     lines.append(f"set(_QOLA_CONFIGURE_DEPENDS {_cmake_list(depends)})")
-    lines.append(f"set(_QOLA_STAMP {_cmake_list(cmake_stamp or [])})")
+    count = str(len(proof.entries)) if cmake_stamp and proof and proof.entries else ""
+    lines.append(f"set(_QOLA_STAMP {cmake_quote(count)})")  # "": no stamp
+    for variable, items in (cmake_stamp or {}).items():
+        lines.append(f"set({variable} {_cmake_list(items)})")
     return "\n".join(lines) + "\n"
 
 
@@ -203,18 +206,37 @@ def _check_distinct_names(deps: Sequence[Result], manifest: Manifest | None) -> 
         seen[upper] = dep.name
 
 
-def _cmake_stamp(entries: Sequence[tuple[str, str]]) -> list[str] | None:
-    """The stamp's path/expectation pairs as one CMake list, or None when they cannot be.
+# Where each kind of expectation goes in the results file: a list of paths and, for
+# those with a digest, a list of digests beside it (QoLA.cmake walks each list once).
+_STAMP_LISTS = {
+    "missing": ("_QOLA_STAMP_MISSING", None),
+    "dir": ("_QOLA_STAMP_DIRS", None),
+    "sha256": ("_QOLA_STAMP_FILES", "_QOLA_STAMP_SHA256"),
+    "realpath": ("_QOLA_STAMP_REALPATHS", "_QOLA_STAMP_REALPATH_SHA256"),
+    "glob": ("_QOLA_STAMP_GLOBS", "_QOLA_STAMP_GLOB_SHA256"),
+}
+
+
+def _cmake_stamp(entries: Sequence[tuple[str, str]]) -> dict[str, list[str]] | None:
+    """The stamp's entries as CMake lists by kind, or None when they cannot be.
 
     The paths are used as they are: absolute and free of `..` (qola/stamp.py).
     """
-    flat: list[str] = []
+    lists: dict[str, list[str]] = {}
+    for paths, digests in _STAMP_LISTS.values():
+        lists[paths] = []
+        if digests is not None:
+            lists[digests] = []
     for path, expectation in entries:
         posix = Path(path).as_posix()
-        if _LIST_UNSAFE.search(posix):
+        kind, _, digest = expectation.partition(":")
+        if _LIST_UNSAFE.search(posix) or kind not in _STAMP_LISTS:
             return None
-        flat += [posix, expectation]
-    return flat
+        paths, digests = _STAMP_LISTS[kind]
+        lists[paths].append(posix)
+        if digests is not None:
+            lists[digests].append(digest)
+    return lists
 
 
 def _cmake_list(items: Iterable[str]) -> str:

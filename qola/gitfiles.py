@@ -349,8 +349,13 @@ def _cache_file(gitdir: Path, key: str, folder: str) -> Path:
 
 
 def read_commit_cache(gitdir: Path, key: str, folder: str = "commits") -> dict[str, object] | None:
-    data = _read(os.path.join(common_dir(gitdir), "qola", folder, f"{key}.json"))
-    if data is None:
+    path = os.path.join(common_dir(gitdir), "qola", folder, f"{key}.json")
+    # Not noted for a stamp: what a file holds is a function of its name (a commit, or a
+    # pin and its patches), and one that goes away only makes the next look ask git.
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
         return None
     try:
         found = json.loads(data)

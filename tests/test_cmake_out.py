@@ -128,9 +128,25 @@ def stamp_of(loaded: manifest.Manifest, sha: str, source: Path) -> list[str]:
 
 
 def _stamp(text: str) -> list[str]:
-    line = next(line for line in text.splitlines() if line.startswith("set(_QOLA_STAMP "))
-    value = line[len('set(_QOLA_STAMP "') : -len('")')]
-    return value.split(";") if value else []
+    """The stamp of a results file as [path, expectation, ...], from its lists by kind."""
+    lists = {}
+    for line in text.splitlines():
+        if line.startswith("set(_QOLA_STAMP_"):
+            name, _, value = line[len("set(") : -len('")')].partition(' "')
+            lists[name] = value.split(";") if value else []
+    flat = []
+    for kind, paths, digests in (
+        ("missing", "MISSING", None),
+        ("dir", "DIRS", None),
+        ("sha256", "FILES", "SHA256"),
+        ("realpath", "REALPATHS", "REALPATH_SHA256"),
+        ("glob", "GLOBS", "GLOB_SHA256"),
+    ):
+        found = lists.get(f"_QOLA_STAMP_{paths}", [])
+        values = lists.get(f"_QOLA_STAMP_{digests}", []) if digests else [""] * len(found)
+        for path, digest in zip(found, values):
+            flat += [path, f"{kind}:{digest}" if digests else kind]
+    return flat
 
 
 def test_stamp_lists_manifest_and_every_head_of_a_detached_checkout(
