@@ -211,6 +211,7 @@ def _check_distinct_names(deps: Sequence[Result], manifest: Manifest | None) -> 
 _STAMP_LISTS = {
     "missing": ("_QOLA_STAMP_MISSING", None),
     "dir": ("_QOLA_STAMP_DIRS", None),
+    "file": ("_QOLA_STAMP_PRESENT", None),
     "sha256": ("_QOLA_STAMP_FILES", "_QOLA_STAMP_SHA256"),
     "realpath": ("_QOLA_STAMP_REALPATHS", "_QOLA_STAMP_REALPATH_SHA256"),
     "glob": ("_QOLA_STAMP_GLOBS", "_QOLA_STAMP_GLOB_SHA256"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import struct
 from pathlib import Path
 
 from qola import gitconfig, stamp
@@ -72,7 +73,7 @@ def inspect(worktree: Path) -> tuple[Path | None, str | None]:
         if resolved is None:
             return None, f".git points to {target}, which cannot be resolved"
         gitdir = resolved
-    why = _repository_problem(gitdir, top)
+    why = _repository_problem(gitdir, top) or _head_object_problem(gitdir)
     if why is not None:
         return None, why
     return Path(gitdir), None
@@ -117,6 +118,89 @@ def _repository_problem(gitdir: str, worktree: str) -> str | None:
         settings.pop("core.bare", None)
         settings.pop("core.worktree", None)
     return _format_problem(settings) or _worktree_problem(settings, gitdir, worktree)
+
+
+def _head_object_problem(gitdir: str) -> str | None:
+    """Why HEAD's commit cannot be read (its object is in no store git looks in), or None.
+
+    An unborn HEAD (a new repository) names no object: nothing to find.
+    """
+    data = _read(os.path.join(gitdir, "HEAD")) or b""
+    text = data.decode("ascii", "surrogateescape").strip()
+    sha = text if _SHA.match(text) else None
+    if text.startswith("ref:"):
+        sha = resolve_ref(Path(gitdir), text[4:].strip())
+    if sha is None:
+        return None
+    common = _common_dir(gitdir)
+    if common is not None and _has_object(os.path.join(common, "objects"), sha, 0):
+        return None
+    return f"HEAD ({sha[:12]}) is not a commit it has"
+
+
+# Alternates within alternates: git follows five levels (object-file.c).
+_ALTERNATES_DEPTH = 5
+
+
+def _has_object(objects: str, sha: str, depth: int) -> bool:
+    """Whether an object store (or one it borrows from) holds the object, loose or packed."""
+    loose = os.path.join(objects, sha[:2], sha[2:])
+    if os.path.isfile(loose):
+        stamp.saw_file_exists(loose)  # content-addressed: that it is there is enough
+        return True
+    folder = os.path.join(objects, "pack")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    wanted = bytes.fromhex(sha)
+    for name in names:
+        if not name.endswith(".idx"):
+            continue
+        index, pack = os.path.join(folder, name), os.path.join(folder, name[:-4] + ".pack")
+        if os.path.isfile(pack) and _index_has(index, wanted):
+            stamp.saw_file_exists(index)  # a pack's name is the checksum of its content
+            stamp.saw_file_exists(pack)
+            return True
+    alternates = _read(os.path.join(objects, "info", "alternates"))
+    if alternates is None or depth >= _ALTERNATES_DEPTH:
+        return False
+    for line in alternates.decode("utf-8", "surrogateescape").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        other = _physical(os.path.join(objects, line))  # relative to this store
+        if other is not None and _has_object(other, sha, depth + 1):
+            return True
+    return False
+
+
+def _index_has(index: str, wanted: bytes) -> bool:
+    """Whether a version-2 pack index lists the object (binary search of its sorted names)."""
+    size = len(wanted)
+    try:
+        with open(index, "rb") as handle:
+            header = handle.read(8 + 256 * 4)
+            if len(header) != 8 + 256 * 4 or header[:8] != b"\377tOc\0\0\0\2":
+                return False  # version 1, or not an index: git is asked instead
+            fanout = struct.unpack(">256I", header[8:])
+            low = fanout[wanted[0] - 1] if wanted[0] else 0
+            high = fanout[wanted[0]]
+            handle.seek(8 + 256 * 4 + low * size)
+            names = handle.read((high - low) * size)
+    except OSError:
+        return False
+    first, last = 0, len(names) // size
+    while first < last:
+        middle = (first + last) // 2
+        found = names[middle * size : (middle + 1) * size]
+        if found == wanted:
+            return True
+        if found < wanted:
+            first = middle + 1
+        else:
+            last = middle
+    return False
 
 
 def _format_problem(settings: dict[str, str]) -> str | None:

@@ -355,8 +355,11 @@ class StatusEntry:
     untracked: bool = False  # an untracked file (for a submodule: inside it)
 
 
-def status(runner: Runner, worktree: Path, subject: str, untracked: bool) -> list[StatusEntry]:
-    """Changed paths in a work tree and, recursively, its nested submodules; writes nothing."""
+def status(
+    runner: Runner, worktree: Path, subject: str, untracked: bool, submodules: bool = True
+) -> list[StatusEntry]:
+    """Changed paths in a work tree and, recursively, its nested submodules (unless told
+    not to look into them); writes nothing."""
     out = runner.run(
         worktree,
         "--no-optional-locks",  # a read must not refresh (rewrite) the index
@@ -364,7 +367,7 @@ def status(runner: Runner, worktree: Path, subject: str, untracked: bool) -> lis
         "--porcelain=v2",
         "-z",
         f"--untracked-files={'all' if untracked else 'no'}",
-        "--ignore-submodules=none",
+        f"--ignore-submodules={'none' if submodules else 'all'}",
         subject=subject,
     )
     return parse_status(out.stdout)

@@ -3,7 +3,8 @@
 A stamp is the list of what the look that gave the answer read, as (path,
 expectation) pairs, recorded by the code that read it (the manifest loader,
 qola/gitfiles.py, qola/observe.py) through `recording()`. An expectation is
-`missing`, `dir`, `sha256:<hex>` (a file's content, as it was read),
+`missing`, `dir`, `file` (a file is there: one whose name says what it holds,
+like a git object or pack), `sha256:<hex>` (a file's content, as it was read),
 `glob:<hex>` (the sorted `*.patch` files below a folder, as CMake's
 GLOB_RECURSE lists them) or `realpath:<hex>` (the sha256 of the folder's path
 with every symlink resolved). Paths are absolute and never hold `..`: each `..`
@@ -101,6 +102,13 @@ def saw_file(path: str | Path, data: bytes | None) -> None:
     if trail is not None:
         expectation = "missing" if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
         trail.note(os.fspath(path), expectation)
+
+
+def saw_file_exists(path: str | Path) -> None:
+    """A file was found to be there (its content follows from its name)."""
+    trail = _TRAIL.get()
+    if trail is not None:
+        trail.note(os.fspath(path), "file")
 
 
 def saw_dir(path: str | Path) -> None:
@@ -206,6 +214,9 @@ def holds(pairs: Iterable[tuple[str, str]]) -> bool:
                 return False
         elif expectation == "dir":
             if not os.path.isdir(path):
+                return False
+        elif expectation == "file":
+            if not os.path.isfile(path):
                 return False
         elif expectation.startswith("sha256:"):
             try:

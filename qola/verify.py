@@ -167,7 +167,16 @@ def _verify_one(
         # git stops on that submodule when it looks for changes ("cannot chdir", "not a
         # git repository"); the problem reported for it already fails the dependency.
         return DepReport(dep, where, head, tuple(problems), submodules)
-    for entry in status(runner, state.worktree, dep.name, untracked=strict):
+    try:
+        entries = status(runner, state.worktree, dep.name, untracked=strict)
+    except GitError as error:
+        # A nested submodule git cannot look into (with submodules = false nothing above
+        # checked it) is a problem of the tree, not a failed command: say what git said,
+        # and look at the dependency's own files (anything else fails again, and stops).
+        said = error.problem.strip().splitlines()[-1].strip()
+        entries = status(runner, state.worktree, dep.name, untracked=strict, submodules=False)
+        problems.append(Problem(DIRTY, f"git status cannot look into a nested submodule: {said}"))
+    for entry in entries:
         if entry.is_submodule:
             if entry.modified:
                 problems.append(Problem(DIRTY, f"{entry.path}: modified content", entry.path))

@@ -138,6 +138,7 @@ def _stamp(text: str) -> list[str]:
     for kind, paths, digests in (
         ("missing", "MISSING", None),
         ("dir", "DIRS", None),
+        ("file", "PRESENT", None),
         ("sha256", "FILES", "SHA256"),
         ("realpath", "REALPATHS", "REALPATH_SHA256"),
         ("glob", "GLOBS", "GLOB_SHA256"),

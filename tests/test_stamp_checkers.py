@@ -32,6 +32,11 @@ def _folder(base: Path) -> Entries:
     return [(str(base / "a folder"), "dir")]
 
 
+def _present(base: Path) -> Entries:
+    (base / "pack-1.idx").write_text("an index\n")
+    return [(str(base / "pack-1.idx"), "file")]
+
+
 def _nothing(base: Path) -> Entries:
     return [(str(base / "no such file"), "missing")]
 
@@ -73,6 +78,11 @@ CASES: list[tuple[str, Callable[[Path], Entries], Callable[[Path], object], bool
     ("folder-removed", _folder, lambda b: (b / "a folder").rmdir(), False),
     ("folder-became-file", _folder,
      lambda b: ((b / "a folder").rmdir(), (b / "a folder").write_text("x")), False),
+    ("present-unchanged", _present, lambda b: None, True),
+    ("present-rewritten", _present, lambda b: (b / "pack-1.idx").write_text("other\n"), True),
+    ("present-removed", _present, lambda b: (b / "pack-1.idx").unlink(), False),
+    ("present-became-folder", _present,
+     lambda b: ((b / "pack-1.idx").unlink(), (b / "pack-1.idx").mkdir()), False),
     ("missing-still", _nothing, lambda b: None, True),
     ("missing-now-a-dangling-link", _nothing,
      lambda b: (b / "no such file").symlink_to(b / "nowhere"), True),
