@@ -57,10 +57,17 @@ Commands
   A failure is a ``FATAL_ERROR`` that names the manifest and shows qola's
   output, which names each dependency that failed and its pinned SHA.
 
-  When a previous run left a stamp proving that nothing qola looks at has
+  When a previous run left a stamp proving that nothing qola looked at has
   changed (the manifest, the patches, every dependency's and nested
-  submodule's HEAD, the settings), the call reuses that run's results without
-  starting Python. Anything it cannot prove unchanged goes to qola.
+  submodule's HEAD, ``.git`` and git dir, the settings), the call reuses that
+  run's results without starting Python. Anything it cannot prove unchanged
+  goes to qola.
+
+  Every HEAD and ``.git`` file qola read is a configure dependency too: a
+  ``git checkout`` by hand inside a dependency or a nested submodule re-runs
+  configure on the next build, which puts the pin back, or stops the build
+  with the refusal when that would lose work. A build never compiles one
+  commit while ``QOLA_<NAME>_SHA`` says another.
 
 Cache variables
 ^^^^^^^^^^^^^^^

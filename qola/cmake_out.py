@@ -240,6 +240,24 @@ def _cmake_stamp(entries: Sequence[tuple[str, str]]) -> dict[str, list[str]] | N
     return lists
 
 
+def read_stamp(text: str) -> list[tuple[str, str]]:
+    """The stamp entries of a results file's text (for `python -m qola.stamp`)."""
+    values: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if name.startswith("set(_QOLA_STAMP_") and rest.startswith('"') and rest.endswith('")'):
+            value = rest[1:-2].replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\")
+            values[name[len("set(") :]] = value.split(";") if value else []
+    pairs: list[tuple[str, str]] = []
+    for kind, (paths, digests) in _STAMP_LISTS.items():
+        found = values.get(paths, [])
+        if digests is None:
+            pairs += [(path, kind) for path in found]
+        else:
+            pairs += [(p, f"{kind}:{d}") for p, d in zip(found, values.get(digests, []))]
+    return pairs
+
+
 def _cmake_list(items: Iterable[str]) -> str:
     return cmake_quote(";".join(items))
 

@@ -263,3 +263,70 @@ def expect_patches(folder: Path) -> str:
 
 def _glob(names: Iterable[str]) -> str:
     return "glob:" + hashlib.sha256(";".join(sorted(names)).encode("utf-8")).hexdigest()
+
+
+def found(path: str, expectation: str) -> str:
+    """What path meets now, in the terms of expectation's kind."""
+    kind = expectation.partition(":")[0]
+    if kind == "realpath":
+        return expect_realpath(path)
+    if kind == "glob":
+        return expect_patches(Path(path)) if os.path.isdir(path) else "missing"
+    if kind == "file":
+        return "file" if os.path.isfile(path) else expect(path)
+    return expect(path)
+
+
+def explain(pairs: Sequence[Pair]) -> list[str]:
+    """One line per entry that no longer holds: the path, what was seen, what is there now."""
+    return [
+        f"{path}: was {expectation}, now {found(path, expectation)}"
+        for path, expectation in pairs
+        if not holds([(path, expectation)])
+    ]
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m qola.stamp FILE…`: which entries of a stamp no longer hold, and why.
+
+    FILE is a no-op stamp (`.git/qola/noop/*.json` in the root repository) or a CMake
+    results file (`<build>/qola/*.cmake`).
+    """
+    import json
+
+    if not argv:
+        print(_main.__doc__)
+        return 2
+    broken = False
+    for name in argv:
+        with open(name, encoding="utf-8") as handle:
+            text = handle.read()
+        if text.lstrip().startswith("{"):
+            data = json.loads(text)
+            pairs = [(p, e) for p, e in data.get("entries", [])]
+            invocation = data.get("invocation", {})
+            shown = {k: invocation.get(k) for k in ("manifest", "root", "names", "cmake_out")}
+            print(f"{name}: the no-op's stamp for {json.dumps(shown)}")
+        else:
+            from qola.cmake_out import read_stamp
+
+            pairs = read_stamp(text)
+            print(f"{name}: the CMake stamp")
+        lines = explain(pairs)
+        for line in lines:
+            print(f"  {line}")
+        if not pairs:
+            print("  no stamp: nothing could vouch for that run's answer; qola runs each time")
+        elif lines:
+            print(f"  {len(lines)} of {len(pairs)} entries no longer hold: the fast path "
+                  "steps aside and qola looks again")  # fmt: skip
+        else:
+            print(f"  all {len(pairs)} entries hold")
+        broken = broken or bool(lines) or not pairs
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_main(sys.argv[1:]))
