@@ -139,8 +139,9 @@ NESTED = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("breakage", "why"), NESTED,
-                         ids=["worktree-nowhere", "refs-gone", "folder-linked-to-a-copy"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("breakage", "why"), NESTED, ids=["worktree-nowhere", "refs-gone", "folder-linked-to-a-copy"]
+)
 def test_a_nested_submodule_git_refuses_is_never_up_to_date_and_verify_names_it(
     pinned_clean, upstream, run_qola, breakage, why
 ):

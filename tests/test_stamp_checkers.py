@@ -159,3 +159,35 @@ def test_stamp_paths_are_what_the_operating_system_resolves(tmp_path: Path) -> N
     trail.note(str(tmp_path / "a" / "link" / ".." / "f"), "missing")
     assert trail.unprovable is not None
     assert trail.pairs() == []
+
+
+def test_python_m_qola_stamp_names_the_entry_that_no_longer_holds(pinned_clean, upstream):
+    import sys
+
+    from procs import environment, noop_declined
+
+    results = pinned_clean.root / "build" / "results.cmake"
+    assert not noop_declined(["checkout", "--cmake-out", str(results)], pinned_clean.root)
+    [noop_stamp] = (pinned_clean.root / ".git" / "qola" / "noop").glob("*.json")
+    files = [str(results), str(noop_stamp)]
+
+    def explained() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "qola.stamp", *files],
+                              capture_output=True, text=True, env=environment())  # fmt: skip
+
+    held = explained()
+    assert held.returncode == 0, held.stderr
+    assert held.stdout.count("  all ") == 2
+
+    head = pinned_clean.lib / ".git" / "modules" / "extern" / "nested" / "HEAD"
+    was = stamp.expect(head)
+    git_checkout = ["git", "checkout", "-q", "--detach", upstream.nested_v1]
+    subprocess.run(git_checkout, cwd=pinned_clean.nested, check=True)
+    broken = explained()
+
+    assert broken.returncode == 1
+    line = f"  {head}: was {was}, now {stamp.expect(head)}\n"
+    assert broken.stdout.count(line) == 2
+    assert "entries no longer hold: the fast path steps aside and qola looks again" in (
+        broken.stdout
+    )
