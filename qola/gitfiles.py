@@ -18,8 +18,7 @@ from pathlib import Path
 from qola import gitconfig, stamp
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-# git's validate_headref (setup.c): "ref: refs/…", or an object name.
-_HEAD = re.compile(rb"^(ref:\s*refs/|[0-9a-f]{40})")
+_HEX = frozenset(b"0123456789abcdef")
 # Repository extensions git honours in a repository of format 0, and those it honours in
 # format 1 only (setup.c: handle_extension_v0, handle_extension). An unknown one makes git
 # refuse a format-1 repository; a format-0 repository ignores it, unless git knows it as a
@@ -31,14 +30,32 @@ _V1_ONLY = frozenset({"noop-v1", "objectformat", "compatobjectformat", "refstora
 _OBJECT_FORMATS = frozenset({"sha1", "sha256"})
 # A config line as git's parser accepts it (config.c): a comment, a section header
 # (optionally followed by a variable), or a variable whose name starts with a letter.
-_CONFIG_HEADER = re.compile(r'^\[[A-Za-z0-9.-]+(\s+"(?:[^"\\]|\\.)*")?\](.*)$')
-_CONFIG_VARIABLE = re.compile(r"^[A-Za-z][A-Za-z0-9-]*\s*(?:=(.*))?$")
+# Patterns, not compiled here: only a config out of the ordinary needs them (re caches).
+_CONFIG_HEADER = r'^\[[A-Za-z0-9.-]+(\s+"(?:[^"\\]|\\.)*")?\](.*)$'
+_CONFIG_VARIABLE = r"^[A-Za-z][A-Za-z0-9-]*\s*(?:=(.*))?$"
 
 
 def git_dir(worktree: Path) -> Path | None:
     """The git directory of a work tree when git would take it for this work tree's
     repository (`.git` folder or `gitdir:` file), else None (`refusal` says why)."""
     return inspect(worktree)[0]
+
+
+def find_git_dir(worktree: Path) -> Path | None:
+    """Where a work tree's `.git` leads (the folder, or a gitfile's target), without asking
+    whether git would take it: for where qola keeps files of its own, not for answers."""
+    dotgit = os.path.join(worktree, ".git")
+    if os.path.isdir(dotgit):
+        return Path(dotgit)
+    try:
+        with open(dotgit, "rb") as handle:
+            text = handle.read().decode("utf-8", "surrogateescape").rstrip("\r\n")
+    except OSError:
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    target = _physical(os.path.join(worktree, text[len("gitdir: ") :]))
+    return Path(target) if target is not None and os.path.isdir(target) else None
 
 
 def refusal(worktree: Path) -> str | None:
@@ -94,7 +111,7 @@ def _repository_problem(gitdir: str, worktree: str) -> str | None:
         data = _read(head)
         if data is None:
             return f"{shown(head)} is missing"
-        if not _HEAD.match(data):
+        if not _is_headref(data):
             return f"{shown(head)} names neither a ref nor a commit"
     common = _common_dir(gitdir)
     if common is None:
@@ -118,6 +135,13 @@ def _repository_problem(gitdir: str, worktree: str) -> str | None:
         settings.pop("core.bare", None)
         settings.pop("core.worktree", None)
     return _format_problem(settings) or _worktree_problem(settings, gitdir, worktree)
+
+
+def _is_headref(data: bytes) -> bool:
+    """git's validate_headref (setup.c): "ref: refs/…", or an object name."""
+    if data.startswith(b"ref:"):
+        return data[4:].lstrip().startswith(b"refs/")
+    return len(data) >= 40 and all(byte in _HEX for byte in data[:40])
 
 
 def _head_object_problem(gitdir: str) -> str | None:
@@ -238,9 +262,12 @@ def _worktree_problem(settings: dict[str, str], gitdir: str, worktree: str) -> s
     where = _physical(os.path.join(gitdir, configured))
     if where is None or not os.path.isdir(where):
         return f"core.worktree is {configured}, which does not exist"
-    stamp.saw_folder(where)
-    stamp.saw_folder(worktree)
-    if os.path.realpath(where) != os.path.realpath(worktree):
+    if where == worktree:
+        return None  # the same path, wherever it leads (as git writes it for submodules)
+    real_where, real_worktree = os.path.realpath(where), os.path.realpath(worktree)
+    stamp.saw_folder(where, real_where)
+    stamp.saw_folder(worktree, real_worktree)
+    if real_where != real_worktree:
         return f"core.worktree is {configured}, not this folder"
     return None
 
@@ -248,6 +275,8 @@ def _worktree_problem(settings: dict[str, str], gitdir: str, worktree: str) -> s
 def _settings(data: bytes, name: str) -> dict[str, str] | str:
     """The core.* and extensions.* values of a config file, or why git cannot read it."""
     text = data.decode("utf-8", "surrogateescape")
+    if re.fullmatch(_PLAIN_CONFIG, text):
+        return _plain_settings(text)
     problem = _config_syntax_problem(text)
     if problem is not None:
         return f"{name}: {problem}"
@@ -255,6 +284,29 @@ def _settings(data: bytes, name: str) -> dict[str, str] | str:
     for entry in gitconfig.parse(text):
         if entry.subsection is None and entry.section in ("core", "extensions"):
             found[f"{entry.section}.{entry.key}"] = entry.value
+    return found
+
+
+# A config as git writes it: headers, comments and `key = value` lines with no quote,
+# escape or comment in the value. Read line by line without the full parser (this runs
+# for every repository on the no-op path); anything else takes the careful way.
+_PLAIN_CONFIG = (
+    r'(?:[ \t]*(?:\[[A-Za-z0-9.-]+(?:[ \t]+"[^"\\\n]*")?\]|[#;][^\n]*'
+    r"|[A-Za-z][A-Za-z0-9-]*(?:[ \t]*=[^\\\"#;\n]*)?)?[ \t]*\r?\n)*"
+)
+
+
+def _plain_settings(text: str) -> dict[str, str]:
+    found = {}
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line[1:-1].split(None, 1)[0].lower() if " " not in line else ""
+            section = section if section in ("core", "extensions") else ""
+        elif section and line and line[0] not in "#;":
+            key, equals, value = line.partition("=")
+            found[f"{section}.{key.strip().lower()}"] = value.strip() if equals else "true"
     return found
 
 
@@ -268,13 +320,13 @@ def _config_syntax_problem(text: str) -> str | None:
         number += 1
         if not line or line[0] in "#;":
             continue
-        header = _CONFIG_HEADER.match(line)
+        header = re.match(_CONFIG_HEADER, line)
         if header:
             in_section = True
             line = header.group(2).strip()
             if not line or line[0] in "#;":
                 continue
-        variable = _CONFIG_VARIABLE.match(line)
+        variable = re.match(_CONFIG_VARIABLE, line)
         if not variable or not in_section:
             return f"bad config line {number}"
         value = variable.group(1) or ""
@@ -333,9 +385,9 @@ def _physical(path: str) -> str | None:
             continue
         if part == "..":
             if not real:
-                stamp.saw_folder(current)
-                current = os.path.realpath(current)
-                real = True
+                resolved = os.path.realpath(current)
+                stamp.saw_folder(current, resolved)
+                current, real = resolved, True
             current = os.path.dirname(current)
         else:
             current = os.path.join(current, part)
@@ -378,9 +430,9 @@ def read_head(gitdir: Path) -> tuple[str | None, str | None]:
     data = _read(head)
     if data is None:
         return None, None
+    stamp.watch(head)  # a hand checkout rewrites it
     text = data.decode("ascii", "surrogateescape").strip()
     if _SHA.match(text):
-        stamp.watch(head)  # a hand checkout rewrites it
         return text, None
     if text.startswith("ref:"):
         # A branch moves without HEAD changing: a stamp cannot vouch for it.

@@ -252,9 +252,9 @@ def _stamp_file(invocation: dict[str, Any]) -> str | None:
         if parent == folder:
             return None
         folder = parent
-    from qola.gitfiles import git_dir
+    from qola.gitfiles import find_git_dir
 
-    gitdir = git_dir(Path(folder))
+    gitdir = find_git_dir(Path(folder))
     if gitdir is None:
         return None
     key = hashlib.sha256(json.dumps(invocation, sort_keys=True).encode()).hexdigest()[:32]

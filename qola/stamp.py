@@ -122,7 +122,7 @@ def saw_folder(path: str | Path, real: str | None = None) -> None:
     """Where a folder leads (real: its realpath, when known) mattered: a `..` after it,
     a symlink check on the way."""
     trail = _TRAIL.get()
-    if trail is not None:
+    if trail is not None and (os.fspath(path), "realpath") not in trail.entries:
         if real is None:
             real = os.path.realpath(path)
         trail.note(os.fspath(path), "realpath:" + hashlib.sha256(os.fsencode(real)).hexdigest())
@@ -208,6 +208,7 @@ def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
 
 def holds(pairs: Iterable[tuple[str, str]]) -> bool:
     """True when every path still meets its expectation (an unknown expectation: False)."""
+    real: dict[str, str] = {}  # folders resolved so far: the entries share most of them
     for path, expectation in pairs:
         if expectation == "missing":
             if os.path.exists(path):
@@ -229,11 +230,27 @@ def holds(pairs: Iterable[tuple[str, str]]) -> bool:
             if not os.path.isdir(path) or expect_patches(Path(path)) != expectation:
                 return False
         elif expectation.startswith("realpath:"):
-            if expect_realpath(path) != expectation:
+            resolved = os.fsencode(_realpath(path, real))
+            if "realpath:" + hashlib.sha256(resolved).hexdigest() != expectation:
                 return False
         else:
             return False
     return True
+
+
+def _realpath(path: str, known: dict[str, str]) -> str:
+    """os.path.realpath(path) for an absolute path without `.` or `..`, each folder on the
+    way resolved once per `known` (os.path.realpath looks at every one of them each time)."""
+    found = known.get(path)
+    if found is None:
+        parent, name = os.path.split(path)
+        if not name or parent == path:
+            found = path
+        else:
+            candidate = os.path.join(_realpath(parent, known), name)
+            found = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+        known[path] = found
+    return found
 
 
 def expect(path: str | Path) -> str:
