@@ -46,12 +46,12 @@ def find_git_dir(worktree: Path) -> Path | None:
     whether git would take it: for where qola keeps files of its own, not for answers."""
     dotgit = os.path.join(worktree, ".git")
     if os.path.isdir(dotgit):
+        stamp.saw_dir(dotgit)
         return Path(dotgit)
-    try:
-        with open(dotgit, "rb") as handle:
-            text = handle.read().decode("utf-8", "surrogateescape").rstrip("\r\n")
-    except OSError:
+    data = _read(dotgit)
+    if data is None:
         return None
+    text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
     if not text.startswith("gitdir: "):
         return None
     target = _physical(os.path.join(worktree, text[len("gitdir: ") :]))

@@ -483,7 +483,9 @@ def _read_gitmodules(root: Path) -> list[gitconfig.Submodule]:
 
 
 def _superproject_url(root: Path) -> str | None:
-    gitdir = gitfiles.git_dir(root)
+    # Where the root's config is, not whether git accepts the root: checking that would
+    # read its HEAD and branch, and make every commit in the project a change to stamps.
+    gitdir = gitfiles.find_git_dir(root)
     if gitdir is None:
         return None
     try:

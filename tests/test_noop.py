@@ -349,3 +349,17 @@ def test_the_stamp_lists_only_what_the_look_read(pinned_clean):
 def test_shell_completion_is_left_to_click(pinned_clean, monkeypatch):
     monkeypatch.setenv("_QOLA_COMPLETE", "bash_complete")
     assert declined(["checkout"], pinned_clean.root)
+
+
+def test_a_commit_in_the_root_leaves_the_stamp_alone(pinned_clean):
+    """The root's remote URL is read for relative submodule URLs, not its HEAD or branch:
+    committing in the project is no change to the dependencies."""
+    (pinned_clean.root / ".gitmodules").write_text(
+        '[submodule "other"]\n\tpath = other\n\turl = ../other.git\n'
+    )
+    git(pinned_clean.root, "add", ".gitmodules")
+    git(pinned_clean.root, "commit", "-q", "-m", "gitmodules")
+    as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    git(pinned_clean.root, "commit", "-q", "--allow-empty", "-m", "work in the project")
+    again = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert (again.returncode, split_probe(again.stderr)[1]) == (0, "")
