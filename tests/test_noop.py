@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from procs import environment
 from procs import noop_declined as declined
 from repos import git, head, snapshot, without_noop_stamps
 
@@ -27,9 +28,11 @@ runpy.run_module("qola.cli", run_name="__main__", alter_sys=True)
 
 
 def as_cmake_runs_it(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # environment(): this checkout's qola, not whichever one the interpreter has installed.
     return subprocess.run(
-        [sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
+        [sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True,
+        check=False, env=environment(),
+    )  # fmt: skip
 
 
 def split_probe(stderr: str) -> tuple[str, str]:
@@ -75,7 +78,7 @@ def test_noop_writes_the_same_cmake_file(pinned_clean, run_qola, tmp_path):
 def test_noop_reports_an_override_like_the_full_command(pinned_clean, run_qola, tmp_path):
     elsewhere = tmp_path / "my-lib"
     elsewhere.mkdir()
-    env = {**os.environ, "QOLA_SOURCE_DIR_LIB": str(elsewhere)}
+    env = environment({"QOLA_SOURCE_DIR_LIB": str(elsewhere)})
     fast = subprocess.run(
         [sys.executable, "-c", PROBE, "checkout"],
         cwd=pinned_clean.root, env=env, capture_output=True, text=True, check=False,
@@ -147,8 +150,9 @@ def test_noop_steps_aside_for_an_abbreviated_legacy_pin(pinned_clean):
 def test_console_script_and_module_answer_the_noop(pinned_clean):
     for command in ([sys.executable, "-m", "qola", "checkout"],):
         proc = subprocess.run(
-            command, cwd=pinned_clean.root, capture_output=True, text=True, check=False
-        )
+            command, cwd=pinned_clean.root, capture_output=True, text=True, check=False,
+            env=environment(),
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.endswith("up to date\n")
 
@@ -255,7 +259,7 @@ def test_a_broken_or_unwritable_stamp_is_only_slower(pinned_clean, run_qola):
 def test_a_relative_override_is_resolved_before_the_stamp_compares_it(pinned_clean, tmp_path):
     for where in ("one", "two"):
         (tmp_path / where / "my-lib").mkdir(parents=True)
-    env = {**os.environ, "QOLA_SOURCE_DIR_LIB": "my-lib"}
+    env = environment({"QOLA_SOURCE_DIR_LIB": "my-lib"})
     manifest = str(pinned_clean.manifest)
     for where in ("one", "two", "one"):
         proc = subprocess.run(
