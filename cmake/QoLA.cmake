@@ -57,10 +57,17 @@ Commands
   A failure is a ``FATAL_ERROR`` that names the manifest and shows qola's
   output, which names each dependency that failed and its pinned SHA.
 
-  When a previous run left a stamp proving that nothing qola looks at has
+  When a previous run left a stamp proving that nothing qola looked at has
   changed (the manifest, the patches, every dependency's and nested
-  submodule's HEAD, the settings), the call reuses that run's results without
-  starting Python. Anything it cannot prove unchanged goes to qola.
+  submodule's HEAD, ``.git`` and git dir, the settings), the call reuses that
+  run's results without starting Python. Anything it cannot prove unchanged
+  goes to qola.
+
+  Every HEAD and ``.git`` file qola read is a configure dependency too: a
+  ``git checkout`` by hand inside a dependency or a nested submodule re-runs
+  configure on the next build, which puts the pin back, or stops the build
+  with the refusal when that would lose work. A build never compiles one
+  commit while ``QOLA_<NAME>_SHA`` says another.
 
 Cache variables
 ^^^^^^^^^^^^^^^
@@ -143,8 +150,9 @@ endif()
 cmake_policy(PUSH)
 cmake_policy(VERSION 3.21)
 
-# The format of the results file this module understands (qola/cmake_out.py).
-set(_QOLA_RESULTS_FORMAT 1)
+# The format of the results file and its stamp this module understands: a copy of
+# qola/stamp.py's FORMAT (CMake cannot import Python; a test proves the two equal).
+set(_QOLA_RESULTS_FORMAT 2)
 set(_QOLA_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 # --- cache settings ---------------------------------------------------------
@@ -185,12 +193,13 @@ unset(_qola_default)
 
 # --- helpers ----------------------------------------------------------------
 
-# The NAME of QOLA_<NAME>_SHA; the same rule as qola.cmake_out.cmake_name().
-function(_qola_cmake_name out name)
-  string(REGEX REPLACE "[^A-Za-z0-9_]" "_" name "${name}")
-  string(TOUPPER "${name}" name)
-  set(${out} "${name}" PARENT_SCOPE)
-endfunction()
+# The NAME of QOLA_<NAME>_SHA for each of a list of dependency names (they hold
+# no `;`); the same rule as qola.cmake_out.cmake_name(). Two commands for the
+# whole list, not a function call per dependency.
+macro(_qola_cmake_names out names)
+  string(REGEX REPLACE "[^A-Za-z0-9_;]" "_" ${out} "${names}")
+  string(TOUPPER "${${out}}" ${out})
+endmacro()
 
 function(_qola_find_python out)
   if(NOT "${QOLA_PYTHON}" STREQUAL "")
@@ -262,12 +271,12 @@ function(_qola_overrides out)
 endfunction()
 
 # What a run's results depend on besides files: the qola command line and
-# each named dependency's override in effect (CMake's setting when defined,
-# else the environment's).
-function(_qola_stamp_key out command)
+# the override in effect (CMake's setting when defined, else the environment's)
+# of each dependency in the list variable `deps`.
+function(_qola_stamp_key out command deps)
+  _qola_cmake_names(uppers "${${deps}}")
   set(effective "")
-  foreach(name IN LISTS ARGN)
-    _qola_cmake_name(upper "${name}")
+  foreach(upper IN LISTS uppers)
     set(variable QOLA_SOURCE_DIR_${upper})
     if(DEFINED ${variable})
       set(value "${${variable}}")
@@ -283,60 +292,60 @@ function(_qola_stamp_key out command)
   set(${out} "${key}" PARENT_SCOPE)
 endfunction()
 
-# Sets `out` to TRUE when every path/expectation pair in the stamp still holds
-# (see qola/cmake_out.py:_stamp for what the expectations mean).
+# Sets `out` to TRUE when every entry of the stamp the results file just read
+# still holds: the same checks as holds() in qola/stamp.py, which says what each
+# expectation means. The results file lists the entries by kind (cmake_out.py);
+# each list is walked once with a fixed number of commands per entry, so the cost
+# grows linearly with the entries. (Passing the stamp as arguments would define
+# one ARGV<n> variable per item; list(GET) or POP_FRONT in a loop re-read the
+# whole list each time.)
 function(_qola_stamp_holds out)
   set(${out} FALSE PARENT_SCOPE)
-  set(stamp "${ARGN}")
-  list(LENGTH stamp length)
-  if(length EQUAL 0)
+  if("${_QOLA_STAMP}" STREQUAL "")
     return()
   endif()
-  math(EXPR odd "${length} % 2")
-  if(odd)
-    return()
-  endif()
-  while(stamp)
-    list(POP_FRONT stamp path expect)
-    if(expect STREQUAL "missing")
-      if(EXISTS "${path}")
-        return()
-      endif()
-    elseif(expect STREQUAL "dir")
-      if(NOT IS_DIRECTORY "${path}")
-        return()
-      endif()
-    elseif(expect MATCHES "^sha256:([0-9a-f]+)$")
-      set(want "${CMAKE_MATCH_1}")
-      if(NOT EXISTS "${path}" OR IS_DIRECTORY "${path}")
-        return()
-      endif()
-      file(SHA256 "${path}" have)
-      if(NOT have STREQUAL want)
-        return()
-      endif()
-    elseif(expect MATCHES "^glob:([0-9a-f]+)$")
-      set(want "${CMAKE_MATCH_1}")
-      if(NOT IS_DIRECTORY "${path}")
-        return() # a folder of no patches that is gone globs to nothing too
-      endif()
-      file(GLOB_RECURSE patches LIST_DIRECTORIES false RELATIVE "${path}" "${path}/*.patch")
-      list(SORT patches)
-      string(SHA256 have "${patches}")
-      if(NOT have STREQUAL want)
-        return()
-      endif()
-    elseif(expect MATCHES "^realpath:([0-9a-f]+)$")
-      set(want "${CMAKE_MATCH_1}")
-      file(REAL_PATH "${path}" real)
-      string(SHA256 have "${real}")
-      if(NOT have STREQUAL want)
-        return()
-      endif()
-    else()
-      return() # an expectation this module does not know: ask qola
+  foreach(path IN LISTS _QOLA_STAMP_MISSING)
+    if(EXISTS "${path}")
+      return()
     endif()
-  endwhile()
+  endforeach()
+  foreach(path IN LISTS _QOLA_STAMP_DIRS)
+    if(NOT IS_DIRECTORY "${path}")
+      return()
+    endif()
+  endforeach()
+  foreach(path IN LISTS _QOLA_STAMP_PRESENT)
+    if(NOT EXISTS "${path}" OR IS_DIRECTORY "${path}")
+      return()
+    endif()
+  endforeach()
+  foreach(path want IN ZIP_LISTS _QOLA_STAMP_FILES _QOLA_STAMP_SHA256)
+    if(NOT EXISTS "${path}" OR IS_DIRECTORY "${path}")
+      return()
+    endif()
+    file(SHA256 "${path}" have)
+    if(NOT have STREQUAL want)
+      return()
+    endif()
+  endforeach()
+  foreach(path want IN ZIP_LISTS _QOLA_STAMP_REALPATHS _QOLA_STAMP_REALPATH_SHA256)
+    file(REAL_PATH "${path}" real)
+    string(SHA256 have "${real}")
+    if(NOT have STREQUAL want)
+      return()
+    endif()
+  endforeach()
+  foreach(path want IN ZIP_LISTS _QOLA_STAMP_GLOBS _QOLA_STAMP_GLOB_SHA256)
+    if(NOT IS_DIRECTORY "${path}")
+      return() # a folder of no patches that is gone globs to nothing too
+    endif()
+    file(GLOB_RECURSE patches LIST_DIRECTORIES false RELATIVE "${path}" "${path}/*.patch")
+    list(SORT patches)
+    string(SHA256 have "${patches}")
+    if(NOT have STREQUAL want)
+      return()
+    endif()
+  endforeach()
   set(${out} TRUE PARENT_SCOPE)
 endfunction()
 
@@ -463,11 +472,11 @@ function(qola_checkout)
   # and its stamp still holds.
   set(fast FALSE)
   if(NOT QOLA_SKIP_CHECKOUT AND DEFINED _QOLA_DEPS_${id} AND EXISTS "${results}")
-    _qola_stamp_key(key "${command}" ${_QOLA_DEPS_${id}})
+    _qola_stamp_key(key "${command}" _QOLA_DEPS_${id})
     if("${_QOLA_KEY_${id}}" STREQUAL "${key}")
       _qola_read_results("${results}")
       if("${_QOLA_FORMAT}" STREQUAL "${_QOLA_RESULTS_FORMAT}")
-        _qola_stamp_holds(fast ${_QOLA_STAMP})
+        _qola_stamp_holds(fast)
       endif()
     endif()
   endif()
@@ -485,15 +494,15 @@ function(qola_checkout)
     if(NOT QOLA_SKIP_CHECKOUT AND NOT "${_QOLA_STAMP}" STREQUAL "")
       # Before the override settings below are declared: seeded from the
       # environment, they leave the key as the run saw it.
-      _qola_stamp_key(key "${command}" ${QOLA_DEPENDENCIES})
+      _qola_stamp_key(key "${command}" QOLA_DEPENDENCIES)
       set(_QOLA_KEY_${id} "${key}" CACHE INTERNAL "qola: settings of the last good checkout")
     endif()
   endif()
   set(_QOLA_DEPS_${id} "${QOLA_DEPENDENCIES}" CACHE INTERNAL "qola: dependencies of a manifest")
   # One override setting per dependency, seeded from the environment; from
   # then on the cache decides (empty: check the dependency out).
-  foreach(name IN LISTS QOLA_DEPENDENCIES)
-    _qola_cmake_name(upper "${name}")
+  _qola_cmake_names(uppers "${QOLA_DEPENDENCIES}")
+  foreach(name upper IN ZIP_LISTS QOLA_DEPENDENCIES uppers)
     if(NOT DEFINED CACHE{QOLA_SOURCE_DIR_${upper}})
       _qola_env_default(seed QOLA_SOURCE_DIR_${upper} "")
       set(QOLA_SOURCE_DIR_${upper} "${seed}" CACHE PATH
@@ -510,15 +519,21 @@ function(qola_checkout)
 
   if(NOT arg_QUIET)
     if(fast)
-      foreach(name IN LISTS QOLA_DEPENDENCIES)
-        _qola_cmake_name(upper "${name}")
+      # One message for all (each message() costs as much as a dozen other commands);
+      # the lines look as if each had its own.
+      set(lines "")
+      foreach(name upper IN ZIP_LISTS QOLA_DEPENDENCIES uppers)
         string(SUBSTRING "${QOLA_${upper}_SHA}" 0 12 short)
         if(NOT "${QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
-          message(STATUS "qola: ${name} overridden by ${QOLA_${upper}_SOURCE_DIR}")
+          string(APPEND lines "\n-- qola: ${name} overridden by ${QOLA_${upper}_SOURCE_DIR}")
         else()
-          message(STATUS "qola: ${name} ${short} unchanged since the last configure")
+          string(APPEND lines "\n-- qola: ${name} ${short} unchanged since the last configure")
         endif()
       endforeach()
+      if(NOT lines STREQUAL "")
+        string(SUBSTRING "${lines}" 4 -1 lines)
+        message(STATUS "${lines}")
+      endif()
     else()
       string(REGEX REPLACE "\n$" "" lines "${_qola_output}")
       string(REPLACE "\n" ";" lines "${lines}")
@@ -539,6 +554,10 @@ endfunction()
 macro(_qola_read_results file)
   set(_QOLA_FORMAT "")
   set(_QOLA_STAMP "")
+  foreach(_qola_kind MISSING DIRS PRESENT FILES SHA256 REALPATHS REALPATH_SHA256 GLOBS
+      GLOB_SHA256)
+    set(_QOLA_STAMP_${_qola_kind} "")
+  endforeach()
   set(_QOLA_CONFIGURE_DEPENDS "")
   set(_QOLA_RESULT_VARIABLES "")
   include("${file}")

@@ -3,9 +3,11 @@
 QoLA.cmake runs the checkout and then `include()`s FILE, which sets
 `QOLA_<NAME>_SHA`, `QOLA_<NAME>_SOURCE_DIR` and `QOLA_DEPENDENCIES`, plus
 internal variables the module reads: the list of result variables, the files
-that must re-run configure when they change (patches), and — when qola could
-prove the whole state from files — a stamp that lets the next configure skip
-starting Python while nothing it lists has changed (DESIGN §11).
+that must re-run configure when they change (patches, and every HEAD and `.git`
+file the look read, so that a hand checkout in a dependency re-runs configure),
+and — when qola could prove the whole state from files — a stamp that lets the
+next configure skip starting Python while nothing it lists has changed
+(qola/stamp.py).
 
 The file is rewritten only when its content changes, atomically, so the
 mtime of an unchanged result never moves.
@@ -27,9 +29,8 @@ from qola.errors import ManifestError, UsageError
 if TYPE_CHECKING:
     from qola.manifest import Dep, Manifest
 
-# QoLA.cmake trusts a stamp only from a file of the format it knows; bump this
-# whenever the meaning of the stamp entries changes.
-FORMAT = 1
+# QoLA.cmake reads only results of the format it knows: the stamp's (qola/stamp.py).
+FORMAT = stamp.FORMAT
 
 # Characters that CMake's list syntax would split on or group by: a stamp path
 # holding one cannot be checked reliably, so such a tree gets no stamp.
@@ -79,13 +80,13 @@ def write_results(
     deps: Sequence[Result],
     *,
     manifest: Manifest | None = None,
-    proof: Sequence[tuple[Path, str]] | None = None,
+    proof: stamp.Proof | None = None,
 ) -> bool:
     """Write the CMake results file when its content changed; return whether it wrote.
 
     Given the manifest, the file also lists the patch files as configure
-    dependencies, and carries proof (stamp.proven's pairs) as the stamp for the
-    module's fast path.
+    dependencies, and carries proof (stamp.proven's) as the stamp for the module's
+    fast path, its watched files (HEADs, gitfiles) as configure dependencies too.
     """
     text = render(deps, manifest, proof)
     try:
@@ -101,10 +102,10 @@ def write_for(
     path: Path,
     manifest: Manifest,
     deps: Sequence[Dep],
-    proof: Sequence[tuple[Path, str]] | None,
+    proof: stamp.Proof | None,
 ) -> bool:
-    """write_results for checked-out deps, each at its folder or its override, with the
-    stamp.proven pairs (None: no stamp)."""
+    """write_results for checked-out deps, each at its folder or its override, with
+    stamp.proven's proof."""
     from qola.observe import override_dir
 
     results = [
@@ -117,7 +118,7 @@ def write_for(
 def render(
     deps: Sequence[Result],
     manifest: Manifest | None = None,
-    proof: Sequence[tuple[Path, str]] | None = None,
+    proof: stamp.Proof | None = None,
 ) -> str:
     """The text of the results file."""
     _check_distinct_names(deps, manifest)
@@ -137,12 +138,17 @@ def render(
     variables.append("QOLA_DEPENDENCIES")
     lines.append(f"set(_QOLA_RESULT_VARIABLES {cmake_quote(';'.join(variables))})")
     depends: list[str] = []
-    cmake_stamp: list[str] | None = None
+    cmake_stamp: dict[str, list[str]] | None = None
     if manifest is not None:
         depends = [p.as_posix() for p in configure_depends(manifest, deps)]
-        cmake_stamp = _cmake_stamp(proof) if proof else None
+        if proof is not None:
+            depends += [Path(p).as_posix() for p in proof.watch if not _LIST_UNSAFE.search(p)]
+            cmake_stamp = _cmake_stamp(proof.entries) if proof.entries else None
     lines.append(f"set(_QOLA_CONFIGURE_DEPENDS {_cmake_list(depends)})")
-    lines.append(f"set(_QOLA_STAMP {_cmake_list(cmake_stamp or [])})")
+    count = str(len(proof.entries)) if cmake_stamp and proof and proof.entries else ""
+    lines.append(f"set(_QOLA_STAMP {cmake_quote(count)})")  # "": no stamp
+    for variable, items in (cmake_stamp or {}).items():
+        lines.append(f"set({variable} {_cmake_list(items)})")
     return "\n".join(lines) + "\n"
 
 
@@ -195,15 +201,57 @@ def _check_distinct_names(deps: Sequence[Result], manifest: Manifest | None) -> 
         seen[upper] = dep.name
 
 
-def _cmake_stamp(proof: Sequence[tuple[Path, str]]) -> list[str] | None:
-    """The stamp's path/expectation pairs as one CMake list, or None when they cannot be."""
-    flat: list[str] = []
-    for path, expectation in proof:
-        posix = Path(os.path.abspath(path)).as_posix()
-        if _LIST_UNSAFE.search(posix):
+# Where each kind of expectation goes in the results file: a list of paths and, for
+# those with a digest, a list of digests beside it (QoLA.cmake walks each list once).
+_STAMP_LISTS = {
+    "missing": ("_QOLA_STAMP_MISSING", None),
+    "dir": ("_QOLA_STAMP_DIRS", None),
+    "file": ("_QOLA_STAMP_PRESENT", None),
+    "sha256": ("_QOLA_STAMP_FILES", "_QOLA_STAMP_SHA256"),
+    "realpath": ("_QOLA_STAMP_REALPATHS", "_QOLA_STAMP_REALPATH_SHA256"),
+    "glob": ("_QOLA_STAMP_GLOBS", "_QOLA_STAMP_GLOB_SHA256"),
+}
+
+
+def _cmake_stamp(entries: Sequence[tuple[str, str]]) -> dict[str, list[str]] | None:
+    """The stamp's entries as CMake lists by kind, or None when they cannot be.
+
+    The paths are used as they are: absolute and free of `..` (qola/stamp.py).
+    """
+    lists: dict[str, list[str]] = {}
+    for paths, digests in _STAMP_LISTS.values():
+        lists[paths] = []
+        if digests is not None:
+            lists[digests] = []
+    for path, expectation in entries:
+        posix = Path(path).as_posix()
+        kind, _, digest = expectation.partition(":")
+        if _LIST_UNSAFE.search(posix) or kind not in _STAMP_LISTS:
             return None
-        flat += [posix, expectation]
-    return flat
+        paths, digests = _STAMP_LISTS[kind]
+        lists[paths].append(posix)
+        if digests is not None:
+            lists[digests].append(digest)
+    return lists
+
+
+def read_stamp(text: str) -> list[tuple[str, str]]:
+    """The stamp entries of a results file's text (for `python -m qola.stamp`)."""
+    values: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if name.startswith("set(_QOLA_STAMP_") and rest.startswith('"') and rest.endswith('")'):
+            value = rest[1:-2].replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\")
+            values[name[len("set(") :]] = value.split(";") if value else []
+    pairs: list[tuple[str, str]] = []
+    for kind, (paths, digests) in _STAMP_LISTS.items():
+        found = values.get(paths, [])
+        if digests is None:
+            pairs += [(path, kind) for path in found]
+        else:
+            digested = zip(found, values.get(digests, []), strict=False)  # a diagnostic
+            pairs += [(p, f"{kind}:{d}") for p, d in digested]
+    return pairs
 
 
 def _cmake_list(items: Iterable[str]) -> str:

@@ -1,7 +1,10 @@
 """What a repository says on disk, read from its files without running git.
 
-These reads serve the no-op path that every CMake configure takes; anything
-they cannot answer with certainty returns None and the caller asks git.
+These reads serve the no-op path that every CMake configure takes. They take a
+folder for a repository only when git would (`refusal` says why not), and
+anything they cannot answer with certainty returns None: the caller asks git.
+Every file they read is noted for the stamp being recorded, if any (qola/stamp.py),
+at a path the operating system resolves the same way (no `..` in it).
 """
 
 from __future__ import annotations
@@ -10,52 +13,431 @@ import contextlib
 import json
 import os
 import re
+import struct
 from pathlib import Path
 
+from qola import gitconfig, stamp
+
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_HEX = frozenset(b"0123456789abcdef")
+# Repository extensions git honours in a repository of format 0, and those it honours in
+# format 1 only (setup.c: handle_extension_v0, handle_extension). An unknown one makes git
+# refuse a format-1 repository; a format-0 repository ignores it, unless git knows it as a
+# format-1 extension. refstorage and compatobjectformat are left out on purpose: the
+# refs and objects they describe are not what these reads understand.
+_EXTENSIONS_V0 = frozenset({"noop", "preciousobjects", "partialclone", "worktreeconfig"})
+_EXTENSIONS_V1 = frozenset({"noop-v1", "objectformat"})
+_V1_ONLY = frozenset({"noop-v1", "objectformat", "compatobjectformat", "refstorage"})
+_OBJECT_FORMATS = frozenset({"sha1", "sha256"})
+# A config line as git's parser accepts it (config.c): a comment, a section header
+# (optionally followed by a variable), or a variable whose name starts with a letter.
+# Patterns, not compiled here: only a config out of the ordinary needs them (re caches).
+_CONFIG_HEADER = r'^\[[A-Za-z0-9.-]+(\s+"(?:[^"\\]|\\.)*")?\](.*)$'
+_CONFIG_VARIABLE = r"^[A-Za-z][A-Za-z0-9-]*\s*(?:=(.*))?$"
 
 
 def git_dir(worktree: Path) -> Path | None:
-    """The git directory of a work tree (`.git` folder or `gitdir:` file), or None."""
-    # os.path on strings: this runs for every repository on the no-op path.
+    """The git directory of a work tree when git would take it for this work tree's
+    repository (`.git` folder or `gitdir:` file), else None (`refusal` says why)."""
+    return inspect(worktree)[0]
+
+
+def find_git_dir(worktree: Path) -> Path | None:
+    """Where a work tree's `.git` leads (the folder, or a gitfile's target), without asking
+    whether git would take it: for where qola keeps files of its own, not for answers."""
     dotgit = os.path.join(worktree, ".git")
+    if os.path.isdir(dotgit):
+        stamp.saw_dir(dotgit)
+        return Path(dotgit)
+    data = _read(dotgit)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
+    if not text.startswith("gitdir: "):
+        return None
+    target = _physical(os.path.join(worktree, text[len("gitdir: ") :]))
+    return Path(target) if target is not None and os.path.isdir(target) else None
+
+
+def refusal(worktree: Path) -> str | None:
+    """Why a `.git` in worktree is not a repository git would accept here (None: it is,
+    or there is no `.git` at all)."""
+    return inspect(worktree)[1]
+
+
+def inspect(worktree: Path) -> tuple[Path | None, str | None]:
+    """(git dir, None) for a repository git would accept as this work tree's;
+    (None, why) for a `.git` it would not; (None, None) when there is no `.git`."""
+    # os.path on strings: this runs for every repository on the no-op path.
+    top = os.fspath(worktree)
+    dotgit = os.path.join(top, ".git")
+    if os.path.isdir(dotgit):
+        stamp.saw_dir(dotgit)
+        gitdir = dotgit
+    else:
+        data = _read(dotgit)
+        if data is None:
+            if os.path.lexists(dotgit):
+                return None, ".git is neither a folder nor a readable file"
+            return None, None
+        stamp.watch(dotgit)  # a gitfile: `git submodule absorbgitdirs` and the like rewrite it
+        text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
+        if not text.startswith("gitdir: "):
+            return None, ".git is a file without a `gitdir: ` line"
+        target = text[len("gitdir: ") :]
+        # git reads the path from where the .git file is, through symlinks on the way
+        # (read_gitfile_gently): `..` is resolved against real folders, never as text.
+        resolved = _physical(os.path.join(top, target))
+        if resolved is None:
+            return None, f".git points to {target}, which cannot be resolved"
+        gitdir = resolved
+    why = _repository_problem(gitdir, top) or _head_object_problem(gitdir)
+    if why is not None:
+        return None, why
+    return Path(gitdir), None
+
+
+def _repository_problem(gitdir: str, worktree: str) -> str | None:
+    """Why git would not take gitdir for worktree's repository (setup.c), or None."""
+
+    def shown(path: str) -> str:  # inside the work tree: relative to it
+        inside = path.startswith(worktree + os.sep)
+        return os.path.relpath(path, worktree) if inside else path
+
+    head = os.path.join(gitdir, "HEAD")
+    if os.path.islink(head):
+        if not os.readlink(head).startswith("refs/"):
+            return f"{shown(head)} is a link outside refs/"
+    else:
+        data = _read(head)
+        if data is None:
+            return f"{shown(head)} is missing"
+        if not _is_headref(data):
+            return f"{shown(head)} names neither a ref nor a commit"
+    common = _common_dir(gitdir)
+    if common is None:
+        return f"{shown(os.path.join(gitdir, 'commondir'))} points nowhere"
+    for folder in ("objects", "refs"):
+        if not os.path.isdir(os.path.join(common, folder)):
+            return f"{shown(os.path.join(common, folder))} is missing"
+        stamp.saw_dir(os.path.join(common, folder))
+    config = _read(os.path.join(common, "config"))
+    settings = _settings(config or b"", shown(os.path.join(common, "config")))
+    if isinstance(settings, str):
+        return settings
+    if settings.get("extensions.worktreeconfig") in ("true", "yes", "on", "1"):
+        # Per-worktree config may set core.bare and core.worktree (setup.c reads it).
+        extra = _settings(_read(os.path.join(gitdir, "config.worktree")) or b"", "config.worktree")
+        if isinstance(extra, str):
+            return extra
+        settings.update(extra)
+    elif os.path.isfile(os.path.join(gitdir, "commondir")):
+        # A linked worktree: git ignores the shared config's core.bare and core.worktree.
+        settings.pop("core.bare", None)
+        settings.pop("core.worktree", None)
+    return _format_problem(settings) or _worktree_problem(settings, gitdir, worktree)
+
+
+def _is_headref(data: bytes) -> bool:
+    """git's validate_headref (setup.c): "ref: refs/…", or an object name."""
+    if data.startswith(b"ref:"):
+        return data[4:].lstrip().startswith(b"refs/")
+    return len(data) >= 40 and all(byte in _HEX for byte in data[:40])
+
+
+def _head_object_problem(gitdir: str) -> str | None:
+    """Why HEAD's commit cannot be read (its object is in no store git looks in), or None.
+
+    An unborn HEAD (a new repository) names no object: nothing to find.
+    """
+    data = _read(os.path.join(gitdir, "HEAD")) or b""
+    text = data.decode("ascii", "surrogateescape").strip()
+    sha = text if _SHA.match(text) else None
+    if text.startswith("ref:"):
+        sha = resolve_ref(Path(gitdir), text[4:].strip())
+    if sha is None:
+        return None
+    common = _common_dir(gitdir)
+    if common is not None and _has_object(os.path.join(common, "objects"), sha, 0):
+        return None
+    return f"HEAD ({sha[:12]}) is not a commit it has"
+
+
+# Alternates within alternates: git follows five levels (object-file.c).
+_ALTERNATES_DEPTH = 5
+
+
+def _has_object(objects: str, sha: str, depth: int) -> bool:
+    """Whether an object store (or one it borrows from) holds the object, loose or packed."""
+    loose = os.path.join(objects, sha[:2], sha[2:])
+    if os.path.isfile(loose):
+        stamp.saw_file_exists(loose)  # content-addressed: that it is there is enough
+        return True
+    folder = os.path.join(objects, "pack")
     try:
-        if os.path.isdir(dotgit):
-            return Path(dotgit) if os.path.isfile(os.path.join(dotgit, "HEAD")) else None
-        with open(dotgit, encoding="utf-8", errors="replace") as handle:
-            text = handle.read().strip()
+        names = sorted(os.listdir(folder))
     except OSError:
+        names = []
+    wanted = bytes.fromhex(sha)
+    for name in names:
+        if not name.endswith(".idx"):
+            continue
+        index, pack = os.path.join(folder, name), os.path.join(folder, name[:-4] + ".pack")
+        if os.path.isfile(pack) and _index_has(index, wanted):
+            stamp.saw_file_exists(index)  # a pack's name is the checksum of its content
+            stamp.saw_file_exists(pack)
+            return True
+    alternates = _read(os.path.join(objects, "info", "alternates"))
+    if alternates is None or depth >= _ALTERNATES_DEPTH:
+        return False
+    for line in alternates.decode("utf-8", "surrogateescape").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        other = _physical(os.path.join(objects, line))  # relative to this store
+        if other is not None and _has_object(other, sha, depth + 1):
+            return True
+    return False
+
+
+def _index_has(index: str, wanted: bytes) -> bool:
+    """Whether a version-2 pack index lists the object (binary search of its sorted names)."""
+    size = len(wanted)
+    try:
+        with open(index, "rb") as handle:
+            header = handle.read(8 + 256 * 4)
+            if len(header) != 8 + 256 * 4 or header[:8] != b"\377tOc\0\0\0\2":
+                return False  # version 1, or not an index: git is asked instead
+            fanout = struct.unpack(">256I", header[8:])
+            low = fanout[wanted[0] - 1] if wanted[0] else 0
+            high = fanout[wanted[0]]
+            handle.seek(8 + 256 * 4 + low * size)
+            names = handle.read((high - low) * size)
+    except OSError:
+        return False
+    first, last = 0, len(names) // size
+    while first < last:
+        middle = (first + last) // 2
+        found = names[middle * size : (middle + 1) * size]
+        if found == wanted:
+            return True
+        if found < wanted:
+            first = middle + 1
+        else:
+            last = middle
+    return False
+
+
+def _format_problem(settings: dict[str, str]) -> str | None:
+    """Why git would refuse the repository's format (check_repository_format_gently)."""
+    raw = settings.get("core.repositoryformatversion", "0")
+    if not re.fullmatch(r"\s*[0-9]+\s*", raw):
+        return f"core.repositoryformatversion is {raw!r}, not a number"
+    version = int(raw)
+    if version > 1:
+        return f"its format version is {version}; git reads versions 0 and 1"
+    for key, value in settings.items():
+        if not key.startswith("extensions."):
+            continue
+        name = key[len("extensions.") :]
+        if version == 0 and name in _V1_ONLY:
+            return f"format version 0 with the version-1 extension {name}"
+        if version == 1 and name not in _EXTENSIONS_V0 | _EXTENSIONS_V1:
+            return f"unknown repository extension: {name}"
+        if name == "objectformat" and value.lower() not in _OBJECT_FORMATS:
+            return f"unknown object format {value!r}"
+    return None
+
+
+def _worktree_problem(settings: dict[str, str], gitdir: str, worktree: str) -> str | None:
+    """Why git would not see worktree as this repository's work tree (core.bare, core.worktree)."""
+    bare = _boolean(settings.get("core.bare", "false"))
+    if bare is None:
+        return f"core.bare is {settings['core.bare']!r}, not a boolean"
+    if bare:
+        return "core.bare is true: git sees no work tree"
+    configured = settings.get("core.worktree")
+    if configured is None:
         return None
-    if not text.startswith("gitdir:"):
+    # git changes into the git dir and then into core.worktree (setup_explicit_git_dir).
+    where = _physical(os.path.join(gitdir, configured))
+    if where is None or not os.path.isdir(where):
+        return f"core.worktree is {configured}, which does not exist"
+    if where == worktree:
+        return None  # the same path, wherever it leads (as git writes it for submodules)
+    real_where, real_worktree = os.path.realpath(where), os.path.realpath(worktree)
+    stamp.saw_folder(where, real_where)
+    stamp.saw_folder(worktree, real_worktree)
+    if real_where != real_worktree:
+        return f"core.worktree is {configured}, not this folder"
+    return None
+
+
+def _settings(data: bytes, name: str) -> dict[str, str] | str:
+    """The core.* and extensions.* values of a config file, or why git cannot read it."""
+    text = data.decode("utf-8", "surrogateescape")
+    if re.fullmatch(_PLAIN_CONFIG, text):
+        return _plain_settings(text)
+    problem = _config_syntax_problem(text)
+    if problem is not None:
+        return f"{name}: {problem}"
+    found = {}
+    for entry in gitconfig.parse(text):
+        if entry.subsection is None and entry.section in ("core", "extensions"):
+            found[f"{entry.section}.{entry.key}"] = entry.value
+    return found
+
+
+# A config as git writes it: headers, comments and `key = value` lines with no quote,
+# escape or comment in the value. Read line by line without the full parser (this runs
+# for every repository on the no-op path); anything else takes the careful way.
+_PLAIN_CONFIG = (
+    r'(?:[ \t]*(?:\[[A-Za-z0-9.-]+(?:[ \t]+"[^"\\\n]*")?\]|[#;][^\n]*'
+    r"|[A-Za-z][A-Za-z0-9-]*(?:[ \t]*=[^\\\"#;\n]*)?)?[ \t]*\r?\n)*"
+)
+
+
+def _plain_settings(text: str) -> dict[str, str]:
+    found = {}
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line[1:-1].split(None, 1)[0].lower() if " " not in line else ""
+            section = section if section in ("core", "extensions") else ""
+        elif section and line and line[0] not in "#;":
+            key, equals, value = line.partition("=")
+            found[f"{section}.{key.strip().lower()}"] = value.strip() if equals else "true"
+    return found
+
+
+def _config_syntax_problem(text: str) -> str | None:
+    """A line git's config parser rejects ("bad config line N"), or None."""
+    lines = text.splitlines()
+    in_section = False
+    number = 0
+    while number < len(lines):
+        line = lines[number].strip()
+        number += 1
+        if not line or line[0] in "#;":
+            continue
+        header = re.match(_CONFIG_HEADER, line)
+        if header:
+            in_section = True
+            line = header.group(2).strip()
+            if not line or line[0] in "#;":
+                continue
+        variable = re.match(_CONFIG_VARIABLE, line)
+        if not variable or not in_section:
+            return f"bad config line {number}"
+        value = variable.group(1) or ""
+        while True:
+            state = _value_state(value)
+            if state == "continued" and number < len(lines):
+                value = value.rstrip()[:-1] + lines[number]
+                number += 1
+                continue
+            if state != "ok":
+                return f"bad config line {number}"
+            break
+    return None
+
+
+def _value_state(value: str) -> str:
+    """A value line: `ok`, `continued` (ends in a backslash) or `bad` (escape, open quote)."""
+    quoted = False
+    pos = 0
+    while pos < len(value):
+        ch = value[pos]
+        pos += 1
+        if ch == "\\":
+            if pos == len(value):
+                return "continued"
+            if value[pos] not in '\\"ntb':
+                return "bad"
+            pos += 1
+        elif ch == '"':
+            quoted = not quoted
+        elif ch in "#;" and not quoted:
+            break
+    return "bad" if quoted else "ok"
+
+
+def _boolean(value: str) -> bool | None:
+    """git's reading of a boolean setting, or None when git would refuse it."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off", ""):
+        return False
+    number = re.fullmatch(r"[-+]?[0-9]+[kmg]?", lowered)
+    return None if number is None else int(lowered.rstrip("kmg")) != 0
+
+
+def _physical(path: str) -> str | None:
+    """path with every `..` resolved against the real folder it follows, as the operating
+    system resolves it (None: not absolute). Each folder so resolved is noted."""
+    if not os.path.isabs(path):
         return None
-    target = os.path.join(worktree, text[len("gitdir:") :].strip())  # absolute stays absolute
-    return Path(target) if os.path.isfile(os.path.join(target, "HEAD")) else None
+    current = os.sep
+    real = True  # current has no symlink in it (the parent of a real path is real)
+    for part in path.split(os.sep):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not real:
+                resolved = os.path.realpath(current)
+                stamp.saw_folder(current, resolved)
+                current, real = resolved, True
+            current = os.path.dirname(current)
+        else:
+            current = os.path.join(current, part)
+            real = False
+    return current
+
+
+def _read(path: str) -> bytes | None:
+    """A file's bytes (noted for the stamp), or None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except (FileNotFoundError, NotADirectoryError):
+        stamp.saw_file(path, None)
+        return None
+    except OSError as error:  # a folder, unreadable: nothing a stamp can vouch for
+        stamp.cannot_prove(f"{path}: {error.strerror}")
+        return None
+    stamp.saw_file(path, data)
+    return data
 
 
 def common_dir(gitdir: Path) -> Path:
     """Where refs and objects live (differs from gitdir for linked worktrees)."""
-    return Path(_common_dir(gitdir))
+    found = _common_dir(os.fspath(gitdir))
+    return Path(found) if found is not None else gitdir
 
 
-def _common_dir(gitdir: str | Path) -> str | Path:
-    try:
-        with open(os.path.join(gitdir, "commondir"), errors="surrogateescape") as handle:
-            text = handle.read().strip()
-    except OSError:
+def _common_dir(gitdir: str) -> str | None:
+    data = _read(os.path.join(gitdir, "commondir"))
+    if data is None:
         return gitdir
-    return os.path.join(gitdir, text)  # an absolute text stays absolute
+    text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
+    return _physical(os.path.join(gitdir, text))  # an absolute text stays absolute
 
 
 def read_head(gitdir: Path) -> tuple[str | None, str | None]:
     """(commit SHA, branch ref) of HEAD; the SHA is None when it cannot be read."""
-    try:
-        with open(os.path.join(gitdir, "HEAD"), errors="surrogateescape") as handle:
-            text = handle.read().strip()
-    except OSError:
+    head = os.path.join(gitdir, "HEAD")
+    data = _read(head)
+    if data is None:
         return None, None
+    stamp.watch(head)  # a hand checkout rewrites it
+    text = data.decode("ascii", "surrogateescape").strip()
     if _SHA.match(text):
         return text, None
     if text.startswith("ref:"):
+        # A branch moves without HEAD changing: a stamp cannot vouch for it.
+        stamp.cannot_prove(f"{head} is on a branch")
         ref = text[4:].strip()
         return resolve_ref(gitdir, ref), ref
     return None, None
@@ -63,17 +445,20 @@ def read_head(gitdir: Path) -> tuple[str | None, str | None]:
 
 def resolve_ref(gitdir: Path, ref: str) -> str | None:
     """A ref's SHA from its loose file or packed-refs, or None (symbolic or unknown)."""
-    for base in (gitdir, common_dir(gitdir)):
-        try:
-            text = (base / ref).read_text(errors="surrogateescape").strip()
-        except OSError:
+    common = common_dir(gitdir)
+    for base in (gitdir, common):
+        data = _read(os.path.join(base, ref))
+        if data is None:
             continue
+        stamp.watch(os.path.join(base, ref))  # a commit on the branch rewrites it
+        text = data.decode("ascii", "surrogateescape").strip()
         return text if _SHA.match(text) else None
-    try:
-        packed = (common_dir(gitdir) / "packed-refs").read_text(errors="surrogateescape")
-    except OSError:
+    packed_refs = os.path.join(common, "packed-refs")
+    packed = _read(packed_refs)
+    if packed is None:
         return None
-    for line in packed.splitlines():
+    stamp.watch(packed_refs)
+    for line in packed.decode("utf-8", "surrogateescape").splitlines():
         sha, _, name = line.partition(" ")
         if name == ref and _SHA.match(sha):
             return sha
@@ -97,13 +482,19 @@ def is_populated(worktree: Path) -> bool:
 # a commit's gitlinks never change, so the cache never goes stale.
 # A patch series' result is remembered the same way, keyed by a hash of pin and patches.
 def read_commit_cache(gitdir: Path, key: str, folder: str = "commits") -> dict[str, object] | None:
-    path = os.path.join(_common_dir(gitdir), "qola", folder, f"{key}.json")  # store.record_file
+    path = os.path.join(common_dir(gitdir), "qola", folder, f"{key}.json")  # store.record_file
+    # Not noted for a stamp: what a file holds is a function of its name (a commit, or a
+    # pin and its patches), and one that goes away only makes the next look ask git.
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.loads(handle.read())
-    except (OSError, ValueError):
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
         return None
-    return data if isinstance(data, dict) else None
+    try:
+        found = json.loads(data)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def write_commit_cache(

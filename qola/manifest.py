@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qola import gitconfig, gitfiles
+from qola import gitconfig, gitfiles, stamp
 from qola.errors import ManifestError
 
 if sys.version_info >= (3, 11):
@@ -72,6 +72,8 @@ class Manifest:
     root: Path
     deps: tuple[Dep, ...]
     warnings: tuple[str, ...] = ()
+    # What loading it read, as stamp entries (qola/stamp.py); None: nothing vouches for it.
+    looked: tuple[tuple[str, str], ...] | None = None
 
     def select(self, names: tuple[str, ...] | list[str]) -> tuple[Dep, ...]:
         """The named dependencies (all when none are named), in manifest order."""
@@ -91,14 +93,25 @@ class Manifest:
 def load(
     path: Path, root: Path | None = None, staged: tuple[bytes, str | None] | None = None
 ) -> Manifest:
-    """Read, parse and validate the manifest at path.
+    """Read, parse and validate the manifest at path (noting what it read, for a stamp).
 
     staged: (the manifest's bytes, the root's .gitmodules text or None) as the index holds
     them, for `verify --manifest-only --staged`; the file and .gitmodules are then not read.
     """
+    with stamp.recording() as trail:
+        manifest = _load(path, root, staged)
+    return replace(manifest, looked=None if trail.unprovable else tuple(trail.pairs()))
+
+
+def _load(path: Path, root: Path | None, staged: tuple[bytes, str | None] | None) -> Manifest:
     path = Path(os.path.abspath(path))
     try:
-        raw = path.read_bytes() if staged is None else staged[0]
+        if staged is None:
+            raw = path.read_bytes()
+            stamp.saw_file(path, raw)
+        else:
+            raw = staged[0]
+            stamp.cannot_prove("the manifest was read from the index")
     except FileNotFoundError:
         raise ManifestError(
             str(path), "no such manifest", "pass --manifest PATH or set QOLA_MANIFEST"
@@ -250,9 +263,12 @@ class _Loader:
                     f"the root lies inside the git dir {inside}",
                     "give the top of the work tree (the folder holding .git), not git's own",
                 )
+            stamp.saw_dir(root)
             return root
         if "root" in qola:
-            return self._qola_root(qola["root"])
+            root = self._qola_root(qola["root"])
+            stamp.saw_dir(root)
+            return root
         root = repository_top(self.path.parent)
         inside = self._git_dir_on(os.path.realpath(root))
         if inside is not None:  # a manifest in no work tree, inside a bare repository
@@ -295,6 +311,8 @@ class _Loader:
                 f"[qola] root is relative to the manifest's folder, {here}",
             )
         real_top, real = os.path.realpath(top), os.path.realpath(root)
+        stamp.saw_folder(top, real_top)
+        stamp.saw_folder(root, real)
         if os.path.commonpath([real_top, real]) != real_top:
             raise self.fail(
                 where,
@@ -522,8 +540,10 @@ class _Loader:
             )
         if self._real_root is None or self._real_root[0] != root:
             self._real_root = (root, os.path.realpath(root))
+            stamp.saw_folder(root, self._real_root[1])
         real_root = self._real_root[1]
         real = os.path.realpath(os.path.join(root, norm))
+        stamp.saw_folder(os.path.join(root, norm), real)
         if os.path.commonpath([real_root, real]) != real_root:
             raise self.fail(
                 where,
@@ -614,13 +634,14 @@ def _check_name(loader: _Loader, where: str, name: str) -> None:
 def _is_git_dir(folder: str) -> bool:
     """Would git take folder for a git dir? Named .git, or HEAD with objects/ and refs/
     (git's is_git_directory(); a linked worktree's git dir has a commondir instead)."""
+    # Noted for a stamp: a folder on the way that became a git dir would fail the load.
     if os.path.basename(folder).lower() == ".git":
         return True
-    if not os.path.isfile(os.path.join(folder, "HEAD")):
+    if not stamp.exists(os.path.join(folder, "HEAD")):
         return False  # the one look most folders need
-    if os.path.isfile(os.path.join(folder, "commondir")):
+    if stamp.exists(os.path.join(folder, "commondir")):
         return True
-    return os.path.isdir(os.path.join(folder, "objects")) and os.path.isdir(
+    return stamp.exists(os.path.join(folder, "objects")) and stamp.exists(
         os.path.join(folder, "refs")
     )
 
@@ -629,7 +650,7 @@ def repository_top(folder: Path) -> Path:
     """The top level of the git repository containing folder, else folder itself."""
     current = folder
     while True:
-        if (current / ".git").exists():
+        if stamp.exists(current / ".git"):
             return current
         if current.parent == current:
             return folder
@@ -639,9 +660,12 @@ def repository_top(folder: Path) -> Path:
 def _read_gitmodules(root: Path, text: str | None = None) -> list[gitconfig.Submodule]:
     if text is None:
         try:
-            text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+            data = (root / ".gitmodules").read_bytes()
         except OSError:
+            stamp.saw_file(root / ".gitmodules", None)
             return []
+        stamp.saw_file(root / ".gitmodules", data)
+        text = data.decode("utf-8", errors="replace")
     modules = gitconfig.submodules(text)
     base = _superproject_url(root)
     resolved = []
@@ -654,13 +678,18 @@ def _read_gitmodules(root: Path, text: str | None = None) -> list[gitconfig.Subm
 
 
 def _superproject_url(root: Path) -> str | None:
-    gitdir = gitfiles.git_dir(root)
+    # Where the root's config is, not whether git accepts the root: checking that would
+    # read its HEAD and branch, and make every commit in the project a change to stamps.
+    gitdir = gitfiles.find_git_dir(root)
     if gitdir is None:
         return None
     try:
-        text = (gitfiles.common_dir(gitdir) / "config").read_text(errors="replace")
+        data = (gitfiles.common_dir(gitdir) / "config").read_bytes()
     except OSError:
+        stamp.saw_file(gitfiles.common_dir(gitdir) / "config", None)
         return None
+    stamp.saw_file(gitfiles.common_dir(gitdir) / "config", data)
+    text = data.decode("utf-8", errors="replace")
     return gitconfig.get(gitconfig.parse(text), "remote", "origin", "url")
 
 

@@ -28,8 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Bump when the meaning of a stamp's content changes: older stamps are then ignored.
-STAMP_FORMAT = 1
+from qola import stamp
 
 # checkout's options that take a value, by every spelling; "" = not a value option.
 _VALUED = {
@@ -163,7 +162,7 @@ def _noop(argv: list[str]) -> list[str] | None:
         return None
     options, names = parsed
     invocation = {
-        "format": STAMP_FORMAT,
+        "format": stamp.FORMAT,
         "qola": _identity(),
         "manifest": os.path.abspath(options.get("manifest", "qola.toml")),
         "root": os.path.abspath(options["root"]) if options.get("root") else None,
@@ -180,7 +179,6 @@ def _noop(argv: list[str]) -> list[str] | None:
 
 def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str] | None:
     """The answer from the manifest and every dependency's files; a stamp of it when it can."""
-    from qola import stamp
     from qola.errors import QolaError
     from qola.manifest import load
     from qola.names import override_variable
@@ -206,32 +204,25 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
         return True
 
     try:
-        # The manifest's digest is read before it is loaded, so an edit meanwhile cannot
-        # slip into the stamp; the rest is read before and after the look (stamp.proven).
-        manifest_digest = stamp.expect(manifest_path)
         root = invocation["root"]
         manifest = load(manifest_path, Path(root) if root else None)
         deps = manifest.select(invocation["names"])
         if manifest.warnings:
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
-        pairs = None
-        if stamp_file is not None or cmake_out is not None:
-            pairs = stamp.proven(manifest, deps, look)
-        else:
-            look()
+        # The stamp lists what the loader and the look read, each as it was read.
+        proof = stamp.proven(manifest, deps, look)
         if len(lines) != len(deps):
             return None  # some dependency needs work (look stopped there)
-        if pairs is not None and (manifest_path, manifest_digest) not in pairs:
-            pairs = None
         if cmake_out is not None:
             from qola.cmake_out import write_for
 
-            write_for(Path(cmake_out), manifest, deps, pairs)
+            write_for(Path(cmake_out), manifest, deps, proof)
     except (QolaError, OSError, UnicodeDecodeError):
         return None
+    pairs = proof.entries
     if stamp_file is not None and pairs is not None:
         if cmake_out is not None:
-            pairs.append((Path(cmake_out), stamp.expect(Path(cmake_out))))
+            pairs.append((cmake_out, stamp.expect(cmake_out)))
         env = {name: _override(name) for name in (override_variable(d.name) for d in deps)}
         _write_stamp(stamp_file, invocation, env, pairs, lines)
     return lines
@@ -265,9 +256,9 @@ def _stamp_file(invocation: dict[str, Any]) -> str | None:
         if parent == folder:
             return None
         folder = parent
-    from qola.gitfiles import git_dir
+    from qola.gitfiles import find_git_dir
 
-    gitdir = git_dir(Path(folder))
+    gitdir = find_git_dir(Path(folder))
     if gitdir is None:
         return None
     key = hashlib.sha256(json.dumps(invocation, sort_keys=True).encode()).hexdigest()[:32]
@@ -278,8 +269,6 @@ def _stamp_file(invocation: dict[str, Any]) -> str | None:
 
 def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[str] | None:
     """The lines a previous no-op printed, when nothing its stamp lists has changed since."""
-    from qola import stamp
-
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.loads(handle.read())
@@ -306,14 +295,14 @@ def _write_stamp(
     path: str,
     invocation: dict[str, Any],
     env: dict[str, str],
-    pairs: list[tuple[Path, str]],
+    pairs: list[tuple[str, str]],
     lines: list[str],
 ) -> None:
     """Keep the answer with what proves it; a stamp that cannot be written is only slower."""
     data = {
         "invocation": invocation,
         "env": env,
-        "entries": [[os.path.abspath(p), expectation] for p, expectation in pairs],
+        "entries": [[path, expectation] for path, expectation in pairs],
         "lines": lines,
     }
     from qola import store

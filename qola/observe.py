@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitconfig, gitfiles, modules, names, patches
+from qola import gitconfig, gitfiles, modules, names, patches, stamp
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
 
@@ -46,6 +46,7 @@ class SubmoduleState:
     patched: bool = False  # a patch series goes on top of the gitlink
     target: str | None = None  # gitlink + series, when known
     half_made: bool = False  # HEAD names a commit but no checkout ever finished (no index)
+    refusal: str | None = None  # why git does not take it for a repository (head is None)
 
     @property
     def wanted(self) -> str | None:
@@ -87,6 +88,7 @@ class DepState:
     half_made: bool = False  # HEAD names a commit but no checkout ever finished (no index)
     root: Path | None = None  # where the manifest's paths start
     manifest_path: Path | None = None
+    refusal: str | None = None  # why git would not take the folder's .git for a repository
 
     @property
     def is_repo(self) -> bool:
@@ -147,15 +149,29 @@ def observe(
     Raises SeriesError when the dependency's patch folder cannot be read.
     """
     override = override_dir(dep.name)
+    if override is not None:
+        with stamp.paused():  # an override is used as it is: nothing in it changes the answer
+            return _observe(manifest, dep, runner, write_cache, override)
+    return _observe(manifest, dep, runner, write_cache, None)
+
+
+def _observe(
+    manifest: Manifest, dep: Dep, runner: Runner | None, write_cache: bool, override: Path | None
+) -> DepState:
     worktree = override or manifest.root / dep.path
-    gitdir = gitfiles.git_dir(worktree)
+    gitdir, refusal = gitfiles.inspect(worktree)
     # A file where the folder should be counts as existing: it must never be replaced.
     exists = gitfiles.is_populated(worktree) or (worktree.exists() and not worktree.is_dir())
     series = {} if override else patches.load(manifest.root, dep)
+    if dep.patches is not None and not override:
+        folder = manifest.root / dep.patches
+        stamp.saw_patches(folder, [p.name for s in series.values() for p in s.patches])
+        for patch in (p for s in series.values() for p in s.patches):
+            stamp.saw_file(patch.path, patch.data)
     if gitdir is None:
         return DepState(
             dep, worktree, exists, None, None, None, None, override is not None, series,
-            root=manifest.root, manifest_path=manifest.path,
+            root=manifest.root, manifest_path=manifest.path, refusal=refusal,
         )  # fmt: skip
     head, branch = gitfiles.read_head(gitdir)
     if head is None and runner is not None:
@@ -255,7 +271,11 @@ def submodule_states(
     for link in links:
         path = prefix + link.path
         sub_tree = worktree / link.path
-        sub_gitdir = gitfiles.git_dir(sub_tree)
+        linked = _linked_folder(worktree, link.path)
+        if linked is None:
+            sub_gitdir, refusal = gitfiles.inspect(sub_tree)
+        else:
+            sub_gitdir, refusal = None, f"{linked} is a symlink, which git does not follow"
         head = None
         children: tuple[SubmoduleState, ...] = ()
         sub_series = (series or {}).get(path)
@@ -278,10 +298,26 @@ def submodule_states(
                 children = found
         states.append(
             SubmoduleState(
-                path, link.sha, head, children, sub_series is not None, target, half_made
+                path, link.sha, head, children, sub_series is not None, target, half_made,
+                refusal,
             )
         )
     return tuple(states)
+
+
+def _linked_folder(worktree: Path, path: str) -> str | None:
+    """The first folder of path (below worktree) that is a symlink, or None.
+
+    git neither reads nor checks out a submodule through a symlink ("expected … not
+    to be a symbolic link"); where the submodule's folder really is counts for a stamp.
+    """
+    current = worktree
+    for part in path.split("/"):
+        current = current / part
+        if current.is_symlink():
+            return str(current.relative_to(worktree))
+    stamp.saw_folder(current)  # a symlink appearing on the way changes where it leads
+    return None
 
 
 def index_gitlinks(
@@ -377,8 +413,11 @@ class StatusEntry:
     untracked: bool = False  # an untracked file (for a submodule: inside it)
 
 
-def status(runner: Runner, worktree: Path, subject: str, untracked: bool) -> list[StatusEntry]:
-    """Changed paths in a work tree and, recursively, its nested submodules; writes nothing."""
+def status(
+    runner: Runner, worktree: Path, subject: str, untracked: bool, submodules: bool = True
+) -> list[StatusEntry]:
+    """Changed paths in a work tree and, recursively, its nested submodules (unless told
+    not to look into them); writes nothing."""
     out = runner.run(
         worktree,
         "--no-optional-locks",  # a read must not refresh (rewrite) the index
@@ -386,7 +425,7 @@ def status(runner: Runner, worktree: Path, subject: str, untracked: bool) -> lis
         "--porcelain=v2",
         "-z",
         f"--untracked-files={'all' if untracked else 'no'}",
-        "--ignore-submodules=none",
+        f"--ignore-submodules={'none' if submodules else 'all'}",
         subject=subject,
     )
     return parse_status(out.stdout)

@@ -64,14 +64,27 @@ def make_plan(state: DepState) -> Plan:
         return Plan(state)
     if not state.is_repo:
         if state.exists:
+            what = "is not a git repository"
+            if state.refusal is not None:
+                what = f"is not a repository git accepts ({state.refusal})"
             raise RefusedError(
                 dep.name,
-                f"{state.worktree} exists and is not a git repository; nothing was changed",
+                f"{state.worktree} exists and {what}; nothing was changed",
                 "move its contents away (or delete the folder) and run qola again",
             )
         return Plan(state, clone=True, update_submodules=dep.submodules, initialise=True)
     if state.is_synced:
         return Plan(state)
+    for sub in (s for top in state.submodules or () for s in top.walk()):
+        if sub.refusal is not None:
+            # git would stop on it half-way; what is there may be someone's work.
+            raise RefusedError(
+                dep.name,
+                f"{dep.path}/{sub.path} is not a repository git accepts ({sub.refusal}); "
+                "nothing was changed",
+                "put the submodule's folder back as git left it (or move it away) "
+                "and run qola again",
+            )
     initialise = not state.initialised
     moving = tuple(
         s.path

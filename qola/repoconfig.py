@@ -149,8 +149,11 @@ class Guard:
 
 
 def _repository(cwd: Path) -> tuple[Path, Path | None] | None:
-    """(git dir, work tree) of the repository git finds at cwd (bare: no work tree)."""
-    gitdir = gitfiles.git_dir(cwd)
+    """(git dir, work tree) of the repository git finds at cwd (bare: no work tree).
+
+    Where `.git` leads, whether or not qola's own reads would accept the repository:
+    every config git might read is read here (too many is harmless, too few is not)."""
+    gitdir = gitfiles.find_git_dir(cwd)
     if gitdir is not None:
         return gitdir, cwd
     if os.path.isfile(os.path.join(cwd, "HEAD")) and os.path.isdir(os.path.join(cwd, "objects")):
@@ -227,7 +230,7 @@ class _Visit:
         for module in gitconfig.submodules(text):
             sub = os.path.join(worktree, module.path)
             self.watched.append(os.path.join(sub, ".git"))
-            sub_gitdir = gitfiles.git_dir(Path(sub))
+            sub_gitdir = gitfiles.find_git_dir(Path(sub))  # accepted or not: git may run in it
             if sub_gitdir is not None:
                 self.repository(str(sub_gitdir), sub, depth + 1)
 

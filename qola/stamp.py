@@ -1,11 +1,18 @@
 """Stamps: what must stay as it is on disk for a checkout's answer to stay true.
 
-A stamp is a list of (path, expectation) pairs. An expectation is `missing`,
-`dir`, `sha256:<hex>` (a file's content), `glob:<hex>` (the sorted `*.patch`
-files below a folder, as CMake's GLOB_RECURSE lists them) or `realpath:<hex>`
-(the sha256 of the path with every symlink resolved: the manifest's check that
-no path leaves the root through a symlink depends on it). Every repository
-HEAD must be detached: a symbolic HEAD can move without its file changing.
+A stamp is the list of what the look that gave the answer read, as (path,
+expectation) pairs, recorded by the code that read it (the manifest loader,
+qola/gitfiles.py, qola/observe.py) through `recording()`. An expectation is
+`missing`, `dir`, `file` (a file is there: one whose name says what it holds,
+like a git object or pack), `sha256:<hex>` (a file's content, as it was read),
+`glob:<hex>` (the sorted `*.patch` files below a folder, as CMake's
+GLOB_RECURSE lists them) or `realpath:<hex>` (the sha256 of the folder's path
+with every symlink resolved). Paths are absolute and never hold `..`: each `..`
+was resolved against the real folder before it (noted with a `realpath:`
+entry), so every checker reaches the same file as git and the operating system
+do, whatever it does with `..` in a path (CMake's file(REAL_PATH) collapses it
+as text). Every repository HEAD must be detached: a symbolic HEAD can move
+without its file changing.
 
 QoLA.cmake checks the stamp in the CMake results file to skip starting
 Python; qola/noop.py checks one it keeps in the root repository's git dir to
@@ -15,79 +22,177 @@ needs only hashlib and os.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from qola.manifest import Dep, Manifest
 
-_DETACHED_HEAD = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?\n?$")
+# The one version of a stamp's meaning, for the no-op's stamp files and the CMake results
+# file alike (QoLA.cmake keeps a copy; a test proves the two equal). Bump it whenever what
+# an entry means changes: stamps of another format are then never trusted.
+FORMAT = 2
+
+Pair = tuple[str, str]
 
 
-def entries(
-    manifest: Manifest, deps: Sequence[tuple[str, Path]]
-) -> list[tuple[Path, str]] | None:
-    """The pairs that prove the checkout of deps (name, source folder) unchanged, or None."""
-    version = Path(__file__).with_name("__init__.py")  # another qola may decide otherwise
-    pairs: list[tuple[Path, str]] = [
-        (version, expect(version)),
-        (manifest.path, expect(manifest.path)),
-        (manifest.root / ".gitmodules", expect(manifest.root / ".gitmodules")),
-        *_root_lookup_entries(manifest.path.parent),
-    ]
-    # What loading the manifest checks of every dependency, selected or not: where its
-    # folders lead (symlinks), and the root's remote URL that relative submodule URLs
-    # are resolved against.
-    pairs.append((manifest.root, expect_realpath(manifest.root)))
-    for declared in manifest.deps:
-        for relative in (declared.path, declared.patches):
-            if relative is not None:
-                folder = manifest.root / relative
-                pairs.append((folder, expect_realpath(folder)))
-    config = _root_config(manifest.root)
-    if config is not None:
-        pairs.append((config, expect(config)))
-    by_name = {dep.name: dep for dep in manifest.deps}
-    for name, source_dir in deps:
-        dep = by_name.get(name)
-        if dep is None:
-            return None
-        if dep.patches:
-            folder = manifest.root / dep.patches
-            pairs.append((folder, expect_patches(folder)))
-            pairs += [(p, expect(p)) for p in patch_files(folder)]
-        worktree = manifest.root / dep.path
-        if os.path.realpath(worktree) != os.path.realpath(source_dir):
-            continue  # overridden: used as it is, nothing to prove
-        repo_pairs = _repository_entries(worktree, dep.submodules)
-        if repo_pairs is None:
-            return None
-        pairs += repo_pairs
-    return pairs
+class Trail:
+    """What a look read, as stamp entries; and the files whose change re-runs a configure."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], str] = {}  # (path, what of it) -> expectation
+        self.watch: dict[str, None] = {}  # HEAD files, gitfiles, a branch's ref (ordered set)
+        self.unprovable: str | None = None  # why no stamp can be made from this look
+
+    def note(self, path: str, expectation: str) -> None:
+        if not os.path.isabs(path) or ".." in path.split(os.sep):
+            self.unprovable = self.unprovable or f"{path}: not a plain absolute path"
+            return
+        # What is there (missing, dir, content), where it leads, what it globs to.
+        kind = expectation.partition(":")[0]
+        aspect = kind if kind in ("realpath", "glob") else ""
+        if self.entries.setdefault((path, aspect), expectation) != expectation:
+            self.unprovable = self.unprovable or f"{path} changed while it was read"
+
+    def pairs(self) -> list[Pair]:
+        return [(path, expectation) for (path, _), expectation in self.entries.items()]
+
+    def absorb(self, other: Trail) -> None:
+        for path, expectation in other.pairs():
+            self.note(path, expectation)
+        self.watch.update(other.watch)
+        self.unprovable = self.unprovable or other.unprovable
+
+
+_TRAIL: ContextVar[Trail | None] = ContextVar("qola_stamp_trail", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Trail]:
+    """Note what is read meanwhile (on this thread); an enclosing recording gets it too."""
+    trail = Trail()
+    token = _TRAIL.set(trail)
+    try:
+        yield trail
+    finally:
+        _TRAIL.reset(token)
+        outer = _TRAIL.get()
+        if outer is not None:
+            outer.absorb(trail)
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """Reads meanwhile do not count (they cannot change the answer)."""
+    token = _TRAIL.set(None)
+    try:
+        yield
+    finally:
+        _TRAIL.reset(token)
+
+
+def saw_file(path: str | Path, data: bytes | None) -> None:
+    """A file was read (None: it did not exist)."""
+    trail = _TRAIL.get()
+    if trail is not None:
+        expectation = "missing" if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+        trail.note(os.fspath(path), expectation)
+
+
+def saw_file_exists(path: str | Path) -> None:
+    """A file was found to be there (its content follows from its name)."""
+    trail = _TRAIL.get()
+    if trail is not None:
+        trail.note(os.fspath(path), "file")
+
+
+def saw_dir(path: str | Path) -> None:
+    """A folder was found to be there."""
+    trail = _TRAIL.get()
+    if trail is not None:
+        trail.note(os.fspath(path), "dir")
+
+
+def saw_folder(path: str | Path, real: str | None = None) -> None:
+    """Where a folder leads (real: its realpath, when known) mattered: a `..` after it,
+    a symlink check on the way."""
+    trail = _TRAIL.get()
+    if trail is not None and (os.fspath(path), "realpath") not in trail.entries:
+        if real is None:
+            real = os.path.realpath(path)
+        trail.note(os.fspath(path), "realpath:" + hashlib.sha256(os.fsencode(real)).hexdigest())
+
+
+def exists(path: str | Path) -> bool:
+    """os.path.exists, noted as what is there (a folder, a file's content) or nothing."""
+    trail = _TRAIL.get()
+    if trail is None:
+        return os.path.exists(path)
+    expectation = expect(path)
+    if expectation == "missing" and os.path.exists(path):
+        trail.unprovable = trail.unprovable or f"{path} cannot be read"
+        return True
+    trail.note(os.fspath(path), expectation)
+    return expectation != "missing"
+
+
+def saw_patches(folder: Path, names: Iterable[str]) -> None:
+    """The `*.patch` files found below a folder (relative POSIX paths)."""
+    trail = _TRAIL.get()
+    if trail is not None:
+        trail.note(os.fspath(folder), _glob(names))
+
+
+def watch(path: str | Path) -> None:
+    """A file a hand checkout or commit rewrites: a CMake configure depends on it."""
+    trail = _TRAIL.get()
+    if trail is not None:
+        trail.watch[os.fspath(path)] = None
+
+
+def cannot_prove(why: str) -> None:
+    """What was read cannot vouch for the answer later (a branch HEAD, an unreadable file)."""
+    trail = _TRAIL.get()
+    if trail is not None and trail.unprovable is None:
+        trail.unprovable = why
+
+
+class Proof(NamedTuple):  # not a dataclass: the no-op's stamp path must not import inspect
+    """A look's stamp (None when nothing can vouch for its answer) and the files to watch."""
+
+    entries: list[Pair] | None
+    watch: tuple[str, ...] = ()
 
 
 def proven(
     manifest: Manifest, deps: Sequence[Dep], look: Callable[[], bool] | None = None
-) -> list[tuple[Path, str]] | None:
-    """The entries for deps, kept only when they read the same before and after look()
-    confirms the tree (default: every dependency at its pin or overridden, from files).
+) -> Proof:
+    """What vouches for look()'s answer (default: every dependency at its pin or overridden,
+    from files): the manifest loader's reads and look()'s, if they all still hold after it.
 
-    Another run may move a dependency while this one looks: a stamp taken only before or
-    only after could then vouch for files that were never seen at their pins. look()
-    runs even when no stamp can be had (its answer may be what the caller is after).
+    Each entry is what was read, as it was read: another run moving a dependency while
+    this one looks leaves an entry that no longer holds, so no stamp vouches for a mix.
+    look() runs even when no stamp can be had (its answer may be what the caller is after).
     """
-    from qola.observe import override_dir
-
-    sources = [(d.name, override_dir(d.name) or manifest.root / d.path) for d in deps]
-    before = entries(manifest, sources)
-    seen = (look or (lambda: _at_pins(manifest, deps)))()
-    if before is None or not seen:
-        return None
-    return before if entries(manifest, sources) == before else None
+    version = Path(__file__).with_name("__init__.py")  # another qola may decide otherwise
+    with recording() as trail:
+        seen = look() if look is not None else _at_pins(manifest, deps)
+    watched = tuple(trail.watch)
+    if not seen or trail.unprovable or manifest.looked is None:
+        return Proof(None, watched)
+    combined = Trail()
+    combined.note(str(version), expect(version))
+    for path, expectation in [*manifest.looked, *trail.pairs()]:
+        combined.note(path, expectation)
+    pairs = combined.pairs()
+    if combined.unprovable or not holds(pairs):
+        return Proof(None, watched)
+    return Proof(pairs, watched)
 
 
 def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
@@ -103,12 +208,16 @@ def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
 
 def holds(pairs: Iterable[tuple[str, str]]) -> bool:
     """True when every path still meets its expectation (an unknown expectation: False)."""
+    real: dict[str, str] = {}  # folders resolved so far: the entries share most of them
     for path, expectation in pairs:
         if expectation == "missing":
             if os.path.exists(path):
                 return False
         elif expectation == "dir":
             if not os.path.isdir(path):
+                return False
+        elif expectation == "file":
+            if not os.path.isfile(path):
                 return False
         elif expectation.startswith("sha256:"):
             try:
@@ -121,18 +230,36 @@ def holds(pairs: Iterable[tuple[str, str]]) -> bool:
             if not os.path.isdir(path) or expect_patches(Path(path)) != expectation:
                 return False
         elif expectation.startswith("realpath:"):
-            if expect_realpath(path) != expectation:
+            resolved = os.fsencode(_realpath(path, real))
+            if "realpath:" + hashlib.sha256(resolved).hexdigest() != expectation:
                 return False
         else:
             return False
     return True
 
 
-def expect(path: Path) -> str:
-    if path.is_dir():
+def _realpath(path: str, known: dict[str, str]) -> str:
+    """os.path.realpath(path) for an absolute path without `.` or `..`, each folder on the
+    way resolved once per `known` (os.path.realpath looks at every one of them each time)."""
+    found = known.get(path)
+    if found is None:
+        parent, name = os.path.split(path)
+        if not name or parent == path:
+            found = path
+        else:
+            candidate = os.path.join(_realpath(parent, known), name)
+            found = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+        known[path] = found
+    return found
+
+
+def expect(path: str | Path) -> str:
+    """The expectation a path meets now: `dir`, `sha256:<hex>` or `missing`."""
+    if os.path.isdir(path):
         return "dir"
     try:
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as handle:
+            return "sha256:" + hashlib.sha256(handle.read()).hexdigest()
     except OSError:
         return "missing"
 
@@ -142,67 +269,81 @@ def expect_realpath(path: str | Path) -> str:
     return "realpath:" + hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()
 
 
-def _root_config(root: Path) -> Path | None:
-    from qola import gitfiles
-
-    gitdir = gitfiles.git_dir(root)
-    return None if gitdir is None else gitfiles.common_dir(gitdir) / "config"
-
-
 def patch_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.patch") if p.is_file())
 
 
 def expect_patches(folder: Path) -> str:
     """The same digest as QoLA.cmake's: sorted relative paths, joined by `;`."""
-    relative = sorted(p.relative_to(folder).as_posix() for p in patch_files(folder))
-    return "glob:" + hashlib.sha256(";".join(relative).encode("utf-8")).hexdigest()
+    return _glob(p.relative_to(folder).as_posix() for p in patch_files(folder))
 
 
-def _root_lookup_entries(folder: Path) -> list[tuple[Path, str]]:
-    """The `.git` of each folder the default root lookup visits: one appearing moves the root."""
-    pairs = []
-    for current in [folder, *folder.parents]:
-        expectation = expect(current / ".git")
-        pairs.append((current / ".git", expectation))
-        if expectation != "missing":
-            break
-    return pairs
+def _glob(names: Iterable[str]) -> str:
+    return "glob:" + hashlib.sha256(";".join(sorted(names)).encode("utf-8")).hexdigest()
 
 
-def _repository_entries(worktree: Path, recurse: bool) -> list[tuple[Path, str]] | None:
-    """What must stay as it is in a work tree (and its submodules) for HEAD to stay put."""
-    from qola import gitfiles
-    from qola.observe import gitlinks
+def found(path: str, expectation: str) -> str:
+    """What path meets now, in the terms of expectation's kind."""
+    kind = expectation.partition(":")[0]
+    if kind == "realpath":
+        return expect_realpath(path)
+    if kind == "glob":
+        return expect_patches(Path(path)) if os.path.isdir(path) else "missing"
+    if kind == "file":
+        return "file" if os.path.isfile(path) else expect(path)
+    return expect(path)
 
-    dotgit = worktree / ".git"
-    gitdir = gitfiles.git_dir(worktree)
-    if gitdir is None:
-        return None
-    head = gitdir / "HEAD"
-    try:
-        text = head.read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not _DETACHED_HEAD.match(text):
-        return None
-    pairs = [(dotgit, expect(dotgit)), (head, expect(head))]
-    if not recurse:
-        return pairs
-    gitmodules = worktree / ".gitmodules"
-    pairs.append((gitmodules, expect(gitmodules)))
-    # The nested submodules are those HEAD's commit records (what the checkout and its
-    # check follow), not what the work tree's .gitmodules says now: remembered per commit.
-    links = gitlinks(None, worktree, gitdir, text.strip(), write_cache=False)
-    if links is None:
-        return None  # not remembered: nothing to prove them with
-    for link in links:
-        sub = worktree / link.path
-        if not (sub / ".git").exists():
-            pairs.append((sub / ".git", "missing"))  # left uninitialised by the checkout
-            continue
-        nested = _repository_entries(sub, True)
-        if nested is None:
-            return None
-        pairs += nested
-    return pairs
+
+def explain(pairs: Sequence[Pair]) -> list[str]:
+    """One line per entry that no longer holds: the path, what was seen, what is there now."""
+    return [
+        f"{path}: was {expectation}, now {found(path, expectation)}"
+        for path, expectation in pairs
+        if not holds([(path, expectation)])
+    ]
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m qola.stamp FILE…`: which entries of a stamp no longer hold, and why.
+
+    FILE is a no-op stamp (`.git/qola/noop/*.json` in the root repository) or a CMake
+    results file (`<build>/qola/*.cmake`).
+    """
+    import json
+
+    if not argv:
+        print(_main.__doc__)
+        return 2
+    broken = False
+    for name in argv:
+        with open(name, encoding="utf-8") as handle:
+            text = handle.read()
+        if text.lstrip().startswith("{"):
+            data = json.loads(text)
+            pairs = [(p, e) for p, e in data.get("entries", [])]
+            invocation = data.get("invocation", {})
+            shown = {k: invocation.get(k) for k in ("manifest", "root", "names", "cmake_out")}
+            print(f"{name}: the no-op's stamp for {json.dumps(shown)}")
+        else:
+            from qola.cmake_out import read_stamp
+
+            pairs = read_stamp(text)
+            print(f"{name}: the CMake stamp")
+        lines = explain(pairs)
+        for line in lines:
+            print(f"  {line}")
+        if not pairs:
+            print("  no stamp: nothing could vouch for that run's answer; qola runs each time")
+        elif lines:
+            print(f"  {len(lines)} of {len(pairs)} entries no longer hold: the fast path "
+                  "steps aside and qola looks again")  # fmt: skip
+        else:
+            print(f"  all {len(pairs)} entries hold")
+        broken = broken or bool(lines) or not pairs
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_main(sys.argv[1:]))

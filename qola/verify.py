@@ -22,8 +22,9 @@ from qola.observe import (
     submodule_states,
 )
 from qola.patches import Series, SeriesError
+from qola.repoconfig import UnsafeConfigError
 
-# Kinds of problem (DESIGN §6). Only `overridden` is not a failure.
+# Kinds of problem. Only `overridden` is not a failure.
 MISSING = "missing"
 WRONG_COMMIT = "wrong-commit"
 SUBMODULE = "submodule"
@@ -31,6 +32,7 @@ DIRTY = "dirty"
 PATCHES = "patches"
 GITLINK = "gitlink"
 OVERRIDDEN = "overridden"
+UNSAFE = "unsafe"  # a repository's own config would have git run a command or write elsewhere
 UNREACHABLE = "unreachable"  # only with --remote: the pin is not upstream in what it follows
 ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
 NOT_FAILURES = frozenset({OVERRIDDEN})
@@ -107,6 +109,46 @@ def _verify_one(
 ) -> DepReport:
     problems: list[Problem] = []
     try:
+        return _check_one(manifest, dep, runner, strict, root_gitlinks, problems)
+    except UnsafeConfigError as error:
+        # qola runs no git where a repository's own config would run a command or have a
+        # checkout write out of the project: judged from its files alone, and failed.
+        return _judged_from_files(manifest, dep, root_gitlinks, Problem(UNSAFE, error.problem))
+
+
+def _judged_from_files(
+    manifest: Manifest, dep: Dep, root_gitlinks: dict[str, str | None], unsafe: Problem
+) -> DepReport:
+    """What the files say of the commits (no git), plus why git was not run: never a
+    commit at its pin that the files cannot show is."""
+    try:
+        state = observe(manifest, dep, None)
+    except SeriesError as error:
+        return DepReport(dep, dep.path, None, (Problem(PATCHES, error.problem), unsafe))
+    problems = gitlink_problems(dep, root_gitlinks)
+    if not state.at_target:
+        seen = f"HEAD is {state.head[:12]}" if state.head else "HEAD cannot be read from its files"
+        problems.append(Problem(WRONG_COMMIT, f"{seen}; the pin is {dep.commit[:12]}"))
+    elif dep.submodules:
+        subs = state.submodules
+        if subs is None:
+            problems.append(Problem(SUBMODULE, "its nested submodules cannot be read from files"))
+        for sub in (s for top in subs or () for s in top.walk() if not s.at_target):
+            at = sub.head[:12] if sub.head else "not initialised"
+            problems.append(Problem(SUBMODULE, f"{sub.path} is {at}, not {sub.expected[:12]}",
+                                    sub.path))  # fmt: skip
+    return DepReport(dep, dep.path, state.head, (*problems, unsafe), state.submodules or ())
+
+
+def _check_one(
+    manifest: Manifest,
+    dep: Dep,
+    runner: Runner,
+    strict: bool,
+    root_gitlinks: dict[str, str | None],
+    problems: list[Problem],
+) -> DepReport:
+    try:
         state = observe(manifest, dep, None)
     except SeriesError as error:
         # Never green for a tree whose patches cannot even be read: report it, check the rest.
@@ -125,6 +167,8 @@ def _verify_one(
     problems.extend(gitlink_problems(dep, root_gitlinks))
     if state.gitdir is None:
         what = "does not exist" if not state.worktree.exists() else "is not a git repository"
+        if state.refusal is not None:
+            what = f"is not a repository git accepts: {state.refusal}"
         problems.insert(0, Problem(MISSING, f"{dep.path} {what}"))
         return DepReport(dep, where, None, tuple(problems))
     head = state.head or head_sha(runner, state.worktree)
@@ -162,7 +206,20 @@ def _verify_one(
             Problem(PATCHES, f"{dep.patches} has patches for nested submodules, but "
                     "submodules = false")
         )  # fmt: skip
-    for entry in status(runner, state.worktree, dep.name, untracked=strict):
+    if any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
+        # git stops on that submodule when it looks for changes ("cannot chdir", "not a
+        # git repository"); the problem reported for it already fails the dependency.
+        return DepReport(dep, where, head, tuple(problems), submodules)
+    try:
+        entries = status(runner, state.worktree, dep.name, untracked=strict)
+    except GitError as error:
+        # A nested submodule git cannot look into (with submodules = false nothing above
+        # checked it) is a problem of the tree, not a failed command: say what git said,
+        # and look at the dependency's own files (anything else fails again, and stops).
+        said = error.problem.strip().splitlines()[-1].strip()
+        entries = status(runner, state.worktree, dep.name, untracked=strict, submodules=False)
+        problems.append(Problem(DIRTY, f"git status cannot look into a nested submodule: {said}"))
+    for entry in entries:
         if entry.is_submodule:
             if entry.modified:
                 problems.append(Problem(DIRTY, f"{entry.path}: modified content", entry.path))
@@ -178,6 +235,9 @@ def _verify_one(
 
 
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
+    if sub.refusal is not None:
+        message = f"{sub.path} is not a repository git accepts: {sub.refusal}"
+        return [Problem(SUBMODULE, message, sub.path)]
     if sub.head is None:
         return [Problem(SUBMODULE, f"{sub.path} is not initialised", sub.path)]
     if sub.at_target:

@@ -123,14 +123,31 @@ def _pinned_checkout(tmp_path: Path, upstream: Upstream) -> manifest.Manifest:
 
 def stamp_of(loaded: manifest.Manifest, sha: str, source: Path) -> list[str]:
     """The stamp the results file carries for lib at source, with what proves it."""
-    proof = stamps.entries(loaded, [("lib", source)])
+    proof = stamps.proven(loaded, loaded.deps)
     return _stamp(render([CMakeResult("lib", sha, source)], loaded, proof))
 
 
 def _stamp(text: str) -> list[str]:
-    line = next(line for line in text.splitlines() if line.startswith("set(_QOLA_STAMP "))
-    value = line[len('set(_QOLA_STAMP "') : -len('")')]
-    return value.split(";") if value else []
+    """The stamp of a results file as [path, expectation, ...], from its lists by kind."""
+    lists = {}
+    for line in text.splitlines():
+        if line.startswith("set(_QOLA_STAMP_"):
+            name, _, value = line[len("set(") : -len('")')].partition(' "')
+            lists[name] = value.split(";") if value else []
+    flat = []
+    for kind, paths, digests in (
+        ("missing", "MISSING", None),
+        ("dir", "DIRS", None),
+        ("file", "PRESENT", None),
+        ("sha256", "FILES", "SHA256"),
+        ("realpath", "REALPATHS", "REALPATH_SHA256"),
+        ("glob", "GLOBS", "GLOB_SHA256"),
+    ):
+        found = lists.get(f"_QOLA_STAMP_{paths}", [])
+        values = lists.get(f"_QOLA_STAMP_{digests}", []) if digests else [""] * len(found)
+        for path, digest in zip(found, values, strict=True):
+            flat += [path, f"{kind}:{digest}" if digests else kind]
+    return flat
 
 
 def test_stamp_lists_manifest_and_every_head_of_a_detached_checkout(
@@ -159,21 +176,25 @@ def test_stamp_is_empty_when_a_head_is_on_a_branch(tmp_path: Path, upstream: Ups
     assert stamp == []
 
 
-def test_stamp_skips_an_overridden_dependency(tmp_path: Path, upstream: Upstream) -> None:
+def test_stamp_skips_an_overridden_dependency(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
     loaded = _pinned_checkout(tmp_path, upstream)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    monkeypatch.setenv("QOLA_SOURCE_DIR_LIB", str(elsewhere))
 
     stamp = stamp_of(loaded, upstream.lib_v2, elsewhere)
 
     paths = stamp[0::2]
     assert loaded.path.as_posix() in paths
     assert not [p for p in paths if p.startswith(elsewhere.as_posix())]
-    # Only where its folder leads (the manifest checks that of every dependency).
+    # Only where its folder leads and that it is no git dir (the manifest checks both of
+    # every dependency).
     lib = (loaded.root / "lib").as_posix()
     pairs = list(zip(stamp[0::2], stamp[1::2], strict=True))
     under = [(p, e.split(":")[0]) for p, e in pairs if p.startswith(lib)]
-    assert under == [(lib, "realpath")]
+    assert sorted(under) == [(lib, "realpath"), (f"{lib}/HEAD", "missing")]
 
 
 def test_stamp_is_empty_when_the_commits_gitlinks_are_not_remembered(

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from procs import environment
 from procs import noop_declined as declined
 from repos import git, head, snapshot, without_noop_stamps
 
@@ -29,9 +30,11 @@ runpy.run_module("qola.cli", run_name="__main__", alter_sys=True)
 
 
 def as_cmake_runs_it(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # environment(): this checkout's qola, not whichever one the interpreter has installed.
     return subprocess.run(
-        [sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
+        [sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True,
+        check=False, env=environment(),
+    )  # fmt: skip
 
 
 def split_probe(stderr: str) -> tuple[str, str]:
@@ -84,7 +87,7 @@ def test_noop_writes_the_same_cmake_file(pinned_clean, run_qola, tmp_path):
 def test_noop_reports_an_override_like_the_full_command(pinned_clean, run_qola, tmp_path):
     elsewhere = tmp_path / "my-lib"
     elsewhere.mkdir()
-    env = {**os.environ, "QOLA_SOURCE_DIR_LIB": str(elsewhere)}
+    env = environment({"QOLA_SOURCE_DIR_LIB": str(elsewhere)})
     fast = subprocess.run(
         [sys.executable, "-c", PROBE, "checkout"],
         cwd=pinned_clean.root, env=env, capture_output=True, text=True, check=False,
@@ -180,8 +183,9 @@ def test_noop_steps_aside_for_an_abbreviated_legacy_pin(pinned_clean):
 def test_console_script_and_module_answer_the_noop(pinned_clean):
     for command in ([sys.executable, "-m", "qola", "checkout"],):
         proc = subprocess.run(
-            command, cwd=pinned_clean.root, capture_output=True, text=True, check=False
-        )
+            command, cwd=pinned_clean.root, capture_output=True, text=True, check=False,
+            env=environment(),
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.endswith("up to date\n")
 
@@ -289,7 +293,7 @@ def test_a_broken_or_unwritable_stamp_is_only_slower(pinned_clean, run_qola):
 def test_a_relative_override_is_resolved_before_the_stamp_compares_it(pinned_clean, tmp_path):
     for where in ("one", "two"):
         (tmp_path / where / "my-lib").mkdir(parents=True)
-    env = {**os.environ, "QOLA_SOURCE_DIR_LIB": "my-lib"}
+    env = environment({"QOLA_SOURCE_DIR_LIB": "my-lib"})
     manifest = str(pinned_clean.manifest)
     for where in ("one", "two", "one"):
         proc = subprocess.run(
@@ -361,8 +365,11 @@ def test_another_qola_never_answers_from_this_ones_stamp(pinned_clean, tmp_path)
     assert split_probe(other.stderr)[1] == "qola.manifest"  # it looked for itself
 
 
-def test_the_root_git_config_is_part_of_the_stamp(pinned_clean):
+def test_the_root_git_config_is_part_of_the_stamp_when_gitmodules_needs_it(pinned_clean):
     # Relative submodule URLs are resolved against the root's remote.origin.url.
+    (pinned_clean.root / ".gitmodules").write_text(
+        '[submodule "other"]\n\tpath = other\n\turl = ../other.git\n'
+    )
     as_cmake_runs_it("checkout", cwd=pinned_clean.root)
     assert split_probe(as_cmake_runs_it("checkout", cwd=pinned_clean.root).stderr)[1] == ""
     git(pinned_clean.root, "remote", "add", "origin", "https://example.invalid/org/root.git")
@@ -370,6 +377,27 @@ def test_the_root_git_config_is_part_of_the_stamp(pinned_clean):
     assert split_probe(again.stderr)[1] == "qola.manifest"
 
 
+def test_the_stamp_lists_only_what_the_look_read(pinned_clean):
+    # Without a .gitmodules nothing reads the root's remote URL: changing it changes nothing.
+    as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    git(pinned_clean.root, "remote", "add", "origin", "https://example.invalid/org/root.git")
+    assert split_probe(as_cmake_runs_it("checkout", cwd=pinned_clean.root).stderr)[1] == ""
+
+
 def test_shell_completion_is_left_to_click(pinned_clean, monkeypatch):
     monkeypatch.setenv("_QOLA_COMPLETE", "bash_complete")
     assert declined(["checkout"], pinned_clean.root)
+
+
+def test_a_commit_in_the_root_leaves_the_stamp_alone(pinned_clean):
+    """The root's remote URL is read for relative submodule URLs, not its HEAD or branch:
+    committing in the project is no change to the dependencies."""
+    (pinned_clean.root / ".gitmodules").write_text(
+        '[submodule "other"]\n\tpath = other\n\turl = ../other.git\n'
+    )
+    git(pinned_clean.root, "add", ".gitmodules")
+    git(pinned_clean.root, "commit", "-q", "-m", "gitmodules")
+    as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    git(pinned_clean.root, "commit", "-q", "--allow-empty", "-m", "work in the project")
+    again = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
+    assert (again.returncode, split_probe(again.stderr)[1]) == (0, "")

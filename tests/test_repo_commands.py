@@ -8,6 +8,7 @@ Each hostile command would leave a file named after it in `marks`.
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import shlex
 import subprocess
@@ -224,10 +225,11 @@ def test_a_work_tree_elsewhere_in_a_repositorys_config_stops_the_run(
     elsewhere.mkdir()
     configure(behind_pin.lib / ".git", {"core.worktree": str(elsewhere)})
     proc = procs.run("checkout", "-m", str(behind_pin.manifest))
-    assert proc.returncode == 3
-    assert f"sets core.worktree = '{elsewhere}', which leads to {elsewhere}, out of " in (
-        proc.stderr
-    )
+    # Read from the files before any git runs: not a repository git would take for the
+    # dependency's (its work tree is elsewhere), so nothing is changed.
+    assert proc.returncode == 4, proc.stderr
+    assert "exists and is not a repository git accepts" in proc.stderr
+    assert "core.worktree" in proc.stderr
     assert list(elsewhere.iterdir()) == []
 
 
@@ -276,3 +278,24 @@ def test_exec_lets_a_build_step_into_the_tree_but_not_run_its_commands(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == head(pinned_clean.lib)
     assert list(private_tmp.iterdir()) == []
+
+
+def test_verify_judges_a_repository_it_will_not_run_git_in_from_its_files(
+    pinned_by_qola, marks
+):
+    """An upload-pack command in the dependency's own config: verify runs no git there,
+    says so (`unsafe`, exit 1), and still says from the files that HEAD and the nested
+    submodule are at their pins (qola's memory of the pin's gitlinks is in a tree it made;
+    without it the nested submodules would be a `submodule` problem: unknown, so failed)."""
+    config = pinned_by_qola.lib / ".git" / "config"
+    upload_pack = leave(marks, "upload-pack")
+    configure(pinned_by_qola.lib / ".git", {"remote.origin.uploadpack": upload_pack})
+    before = snapshot(pinned_by_qola.root)
+    proc = procs.run("verify", "--format", "json", "-m", str(pinned_by_qola.manifest))
+    assert proc.returncode == 1, proc.stderr
+    [dep] = json.loads(proc.stdout)["deps"]
+    assert [p["kind"] for p in dep["problems"]] == ["unsafe"]
+    assert f"{config} sets remote.origin.uploadpack = " in dep["problems"][0]["message"]
+    assert dep["head"] == git(pinned_by_qola.lib, "rev-parse", "HEAD")
+    assert list(marks.iterdir()) == []
+    assert snapshot(pinned_by_qola.root) == before
