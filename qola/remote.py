@@ -96,7 +96,7 @@ def _fetch(
     args = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", *([depth] if depth else [])]
     out = runner.run(
         probe, *args, "--end-of-options", dep.url, f"+{source}:{_PROBE_REF}",
-        check=False, network=True,
+        check=False, network=True, progress=True,
     )  # fmt: skip
     if out.status != 0 and required:
         raise command_error(dep.name, [*args, dep.url, source], out)
