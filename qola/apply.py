@@ -377,9 +377,10 @@ def _update_nested(
         outcome.notes.extend(ctx.notes)
         if ctx.brought:
             outcome.nested += ctx.brought
-            noun = "submodule" if ctx.brought == 1 else "submodules"
-            outcome.actions.append(f"updated {ctx.brought} nested {noun}")
-            outcome.did.append("updated-submodules")
+            if "cloned" not in outcome.did:  # a clone brings its nested submodules with it
+                noun = "submodule" if ctx.brought == 1 else "submodules"
+                outcome.actions.append(f"updated {ctx.brought} nested {noun}")
+                outcome.did.append("updated-submodules")
 
 
 def _remove_empty(folders: list[Path]) -> None:

@@ -57,7 +57,7 @@ class DepReport:
     head: str | None
     problems: tuple[Problem, ...]
     submodules: tuple[SubmoduleState, ...] = ()
-    seconds: float = 0.0  # how long checking it took (JUnit's time)
+    seconds: float = field(default=0.0, compare=False)  # how long checking it took (JUnit)
 
     @property
     def ok(self) -> bool:

@@ -8,15 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from repos import commit_file, git, head, snapshot
+from repos import commit_file, git, head, ran, snapshot
 from superprojects import Deep, fresh_clone
 
 NESTED = ("extern/mid", "extern/mid/extern/deep", "extern/other")
-
-
-def ran(stderr: str) -> list[str]:
-    """The git commands `-v` says qola ran, without `git`."""
-    return [line.split("ran: git ", 1)[1] for line in stderr.splitlines() if "ran: git " in line]
 
 
 def status_lines(root: Path) -> list[str]:
