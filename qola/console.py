@@ -24,10 +24,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from qola import colour
+
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 HEARTBEAT = 10.0  # seconds of silence after which a running step says where it is
 _REDRAW = 0.1  # the board is drawn at most this often on a terminal
-_STYLES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 # One progress line of git's (sideband "remote: " included): "Receiving objects:  56%
 # (2505/4473), 4.78 MiB | 1.35 MiB/s", "Updating files: 40% (400/1000)", "Enumerating
 # objects: 302, done.".
@@ -98,19 +99,12 @@ def warning(text: str) -> None:
 
 def wants_colour(stream: TextIO) -> bool:
     """Colour on a terminal; never with NO_COLOR set; always with FORCE_COLOR set (not 0)."""
-    if os.environ.get("NO_COLOR"):
-        return False  # https://no-color.org: any non-empty value
-    force = os.environ.get("FORCE_COLOR")
-    if force:
-        return force != "0"
-    return _is_terminal(stream) and os.environ.get("TERM") != "dumb"
+    return colour.wanted(stream)
 
 
 def paint(text: str, style: str, stream: TextIO | None = None) -> str:
     """text in a colour when the stream it goes to wants colour (stdout by default)."""
-    if not text or not wants_colour(stream if stream is not None else sys.stdout):
-        return text
-    return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
+    return colour.paint(text, style, stream if stream is not None else sys.stdout)
 
 
 def stderr() -> TextIO:

@@ -252,11 +252,18 @@ def _execute(
 
 
 def _with_progress(args: tuple[str, ...]) -> tuple[str, ...]:
-    """args with --progress after the subcommand (past any leading `-c key=value`)."""
+    """args with --progress after the subcommand (past any leading `-c key=value`).
+
+    fetch loses its -q: with it, git 2.39's fetch tells index-pack to be quiet, and the
+    receiving side's progress (the bytes) is never shown, --progress or not.
+    """
     at = 0
     while at < len(args) and args[at] == "-c":
         at += 2
-    return (*args[: at + 1], "--progress", *args[at + 1 :])
+    rest = args[at + 1 :]
+    if args[at : at + 1] == ("fetch",):
+        rest = tuple(arg for arg in rest[:1] if arg != "-q") + rest[1:]
+    return (*args[: at + 1], "--progress", *rest)
 
 
 def _stream(

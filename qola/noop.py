@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from qola import options, stamp
+from qola import colour, options, stamp
 
 # checkout's options by every spelling: the common ones may also come before `checkout`.
 _COMMON = options.by_flag(options.COMMON)
@@ -64,9 +64,19 @@ def answer(argv: list[str]) -> None:
     if notes:
         sys.stderr.write("".join(f"qola: {note}\n" for note in notes))
         sys.stderr.flush()
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.write("".join(_painted(line) + "\n" for line in lines))
     sys.stdout.flush()
     sys.exit(0)
+
+
+def _painted(line: str) -> str:
+    """A report line coloured as the full command colours it (qola/commands/checkout.py)."""
+    if line.endswith(" up to date"):
+        return line[: -len("up to date")] + colour.paint("up to date", "green", sys.stdout)
+    start = line.find(" overridden by ")
+    if start < 0:
+        return line
+    return line[: start + 1] + colour.paint(line[start + 1 :], "yellow", sys.stdout)
 
 
 def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
