@@ -252,18 +252,20 @@ def _execute(
 
 
 def _with_progress(args: tuple[str, ...]) -> tuple[str, ...]:
-    """args with --progress after the subcommand (past any leading `-c key=value`).
+    """args with --progress among the subcommand's options: before --end-of-options, else
+    before the last argument (the commit or the refspec).
 
     fetch loses its -q: with it, git 2.39's fetch tells index-pack to be quiet, and the
     receiving side's progress (the bytes) is never shown, --progress or not.
     """
-    at = 0
-    while at < len(args) and args[at] == "-c":
-        at += 2
-    rest = args[at + 1 :]
-    if args[at : at + 1] == ("fetch",):
-        rest = tuple(arg for arg in rest[:1] if arg != "-q") + rest[1:]
-    return (*args[: at + 1], "--progress", *rest)
+    at = args.index("--end-of-options") if "--end-of-options" in args else len(args) - 1
+    head, tail = list(args[:at]), args[at:]
+    first = 0
+    while first < len(head) and head[first] == "-c":
+        first += 2
+    if head[first : first + 1] == ["fetch"] and "-q" in head[first:]:
+        head.remove("-q")
+    return (*head, "--progress", *tail)
 
 
 def _stream(

@@ -158,7 +158,7 @@ def test_failed_nested_fetch_keeps_what_was_fetched_and_costs_one_retry(
     assert retry.exit_code == 0, retry.stderr
     fetches = [c for c in ran(retry.stderr) if c.startswith("fetch")]
     assert fetches == [
-        f"fetch -q --no-tags --no-recurse-submodules --depth 1 --end-of-options {deep.other} "
+        f"fetch --no-tags --no-recurse-submodules --depth 1 --end-of-options {deep.other} "
         f"{deep.other_v1}"
     ]
     assert_git_agrees(te_fresh, deep)
