@@ -31,6 +31,9 @@ def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstre
 
 # The first fetch of a pin: by SHA, one commit deep, without git's own submodule fetching.
 FETCH = "git fetch -q --no-tags --no-recurse-submodules --depth 1 --end-of-options"
+# As it runs: its progress read (--progress, which ran() leaves out), without -q, which
+# would keep git from reporting the bytes received.
+RUN_FETCH = FETCH.replace("fetch -q ", "fetch ")
 
 
 def test_checkout_fresh_clone_fetches_nested_by_sha_at_depth_1_in_gits_layout(
@@ -45,7 +48,7 @@ def test_checkout_fresh_clone_fetches_nested_by_sha_at_depth_1_in_gits_layout(
     commands = ran(res.stderr)
     assert not any(c.startswith("submodule") for c in commands)
     assert (
-        f"{FETCH} {upstream.nested} {upstream.nested_v2}".removeprefix("git ") in commands
+        f"{RUN_FETCH} {upstream.nested} {upstream.nested_v2}".removeprefix("git ") in commands
     )
     assert f"lib: extern/nested: fetched {upstream.nested_v2[:12]} by SHA (depth 1)" in res.stderr
     assert git(project.nested, "rev-list", "--count", "HEAD") == "1"
@@ -266,7 +269,7 @@ def test_checkout_unknown_commit_fails_and_leaves_nothing(make_project, upstream
     assert f"      fatal: remote error: upload-pack: not our ref {missing}\n" in res.stderr
     assert "hint: check the pin, or move it: qola bump lib --to REF\n" in res.stderr
     assert [c for c in ran(res.stderr) if c.startswith("fetch")] == [
-        f"{FETCH} {upstream.lib} {missing}".removeprefix("git ")
+        f"{RUN_FETCH} {upstream.lib} {missing}".removeprefix("git ")
     ]
     assert not (project.root / "3rdparty").exists()  # not even the empty parent folder
     assert snapshot(project.root) == before

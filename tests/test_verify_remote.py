@@ -156,7 +156,9 @@ def test_remote_unreachable_upstream_exits_3_naming_dep_and_url(
     before = snapshot(project.root)
     res = verify_remote(run_qola, project.manifest)
     assert res.exit_code == 3
-    assert res.stderr.startswith(
+    step, error = res.stderr.split("\n", 1)
+    assert step == f"qola: lib: checking upstream file://{own_upstream}"  # what it was doing
+    assert error.startswith(
         f"qola: lib: `git ls-remote file://{own_upstream} feature` failed with exit code 128:\n    "
     )
     assert "does not appear to be a git repository" in res.stderr
