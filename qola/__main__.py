@@ -1,3 +1,26 @@
-from qola.noop import main
+"""`python -m qola` and the `qola` console script: the no-op first, then the command line.
 
-main()
+A checkout with nothing to do is answered from files before click is even imported
+(qola/noop.py); anything else goes to the full command line (qola/cli.py).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    """The console script."""
+    from qola.platforms import require_supported
+
+    require_supported()
+    from qola.noop import answer
+
+    answer(sys.argv[1:])
+    from qola.cli import main as full
+
+    full()
+
+
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import cache, fetching, gitfiles, modules, names, nested, patches, recovery, store
+from qola import (
+    cache,
+    console,
+    fetching,
+    gitfiles,
+    modules,
+    names,
+    nested,
+    patches,
+    recovery,
+    store,
+)
 from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner
 from qola.manifest import Dep
@@ -37,8 +48,12 @@ class Outcome:
     """What apply did to one dependency, for the summary and for -v."""
 
     dep: Dep
-    actions: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)  # for people: "cloned URL at SHA"
     notes: list[str] = field(default_factory=list)
+    # For machines (checkout --format json): cloned, fetched, moved, patched, initialised,
+    # updated-submodules; in the order they happened.
+    did: list[str] = field(default_factory=list)
+    nested: int = 0  # nested submodules brought to their gitlinks
 
 
 def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
@@ -85,10 +100,13 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         forced = ("-f",) if state.half_made else ()
         if state.half_made:
             outcome.notes.append(f"{dep.path} never finished its first checkout: finishing it")
-        _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", *forced, "--detach", target)
+        console.step("checking out", target[:12])
+        _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", *forced, "--detach", target,
+             progress=True)  # fmt: skip
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         nested.remember(runner, state.worktree, target, dep.name)
         outcome.actions.append(f"checked out {_label(dep.commit, state.series.get(''))}")
+        outcome.did.append("moved")
     if plan.initialise:
         _initialise_in_root(runner, state.worktree, dep, outcome)
     if plan.update_submodules:
@@ -102,7 +120,6 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         if head is not None:
             ctx = _nested_context(runner, dep, options, at_target)
             _update_nested(runner, state.worktree, dep, head, outcome, ctx)
-        outcome.actions.append("updated nested submodules")
     if plan.update_submodules or move_head:
         _patch_nested(runner, state.worktree, dep, state.series, outcome)
     recovery.end(state.worktree)
@@ -112,7 +129,11 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
 def _label(commit: str, series: Series | None) -> str:
     if series is None:
         return commit[:12]
-    return f"{commit[:12]} + {len(series.patches)} patch(es)"
+    return f"{commit[:12]} + {_patches(len(series.patches))}"
+
+
+def _patches(count: int) -> str:
+    return f"{count} patch" if count == 1 else f"{count} patches"
 
 
 def _build(
@@ -122,11 +143,13 @@ def _build(
     gitdir = gitfiles.git_dir(worktree)
     applied = patches.remembered(gitdir, series, base) if gitdir else None
     if applied is None:
+        where = f" in {series.repo}" if series.repo else ""
+        console.step("applying", f"{_patches(len(series.patches))}{where}")
         applied = patches.build(runner, worktree, base, series, dep.name, scratch=False)
         if gitdir is not None:
             patches.remember(gitdir, series, applied)
-        where = f" in {series.repo}" if series.repo else ""
-        outcome.notes.append(f"applied {len(series.patches)} patch(es){where}: {applied.head[:12]}")
+        outcome.notes.append(f"applied {_patches(len(series.patches))}{where}: {applied.head[:12]}")
+        outcome.did.append("patched")
     return applied.head
 
 
@@ -199,8 +222,8 @@ def _check_nested_folders(
             raise _not_a_submodule(dep, repo)
 
 
-def _run(runner: Runner, cwd: Path, dep: Dep, *args: str) -> str:
-    return runner.run(cwd, *args, subject=dep.name).stdout
+def _run(runner: Runner, cwd: Path, dep: Dep, *args: str, progress: bool = False) -> str:
+    return runner.run(cwd, *args, subject=dep.name, progress=progress).stdout
 
 
 def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> None:
@@ -246,6 +269,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         elif not has_commit(runner, temp, dep.commit):
             shallow = fresh or gitfiles.is_shallow(_git_dir(temp))
             outcome.notes.append(_fetch(runner, temp, dep, shallow))
+            outcome.did.append("fetched")
         head = dep.commit
         if "" in plan.state.series:
             head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
@@ -255,7 +279,9 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         try:
             # -f: temp is qola's own folder, and a reused repository's last checkout (its
             # index, removed) says nothing about it.
-            _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "-f", "--detach", head)
+            console.step("checking out", head[:12])
+            _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "-f", "--detach", head,
+                 progress=True)  # fmt: skip
         finally:
             if ahead is not None:
                 ahead.join()
@@ -272,6 +298,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         _remove_empty(created)  # a failed first clone leaves no empty 3rdparty/ behind
         raise
     outcome.actions.append(f"cloned {dep.url} at {dep.commit[:12]}")
+    outcome.did.insert(0, "cloned")
     if plan.initialise or dep.submodule_name is not None:
         _initialise_in_root(runner, target, dep, outcome)
     if dep.submodules:
@@ -329,6 +356,7 @@ def _initialise_in_root(runner: Runner, worktree: Path, dep: Dep, outcome: Outco
         return
     if modules.initialise(runner, root, dep.submodule_name, dep.url, dep.name):
         outcome.notes.append(f"initialised the submodule {dep.submodule_name} in the root's config")
+        outcome.did.append("initialised")
 
 
 def _nested_context(
@@ -347,6 +375,12 @@ def _update_nested(
         nested.update(ctx, worktree, head, modules.origin_url(worktree) or dep.url)
     finally:
         outcome.notes.extend(ctx.notes)
+        if ctx.brought:
+            outcome.nested += ctx.brought
+            if "cloned" not in outcome.did:  # a clone brings its nested submodules with it
+                noun = "submodule" if ctx.brought == 1 else "submodules"
+                outcome.actions.append(f"updated {ctx.brought} nested {noun}")
+                outcome.did.append("updated-submodules")
 
 
 def _remove_empty(folders: list[Path]) -> None:
@@ -381,6 +415,7 @@ def _ensure_commit(
     _check_offline(runner, worktree, dep, options)
     shallow = gitdir is not None and gitfiles.is_shallow(gitdir)
     outcome.notes.append(_fetch(runner, worktree, dep, shallow))
+    outcome.did.append("fetched")
 
 
 def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -> None:
@@ -404,6 +439,7 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool) -> str:
     legacy = dep.key.startswith("qola.")
     where = f"{dep.name}_track = \"…\" in [qola]" if legacy else "track = \"…\""
     source = fetching.Source(dep.name, dep.url, dep.track, hint_track=where)
+    console.step("fetching", f"{dep.commit[:12]}{' (depth 1)' if shallow else ''}")
     return fetching.fetch_commit(runner, worktree, source, dep.commit, shallow)
 
 

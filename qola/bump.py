@@ -36,6 +36,7 @@ class Move:
     ref: str
     count: int = 0
     log: list[str] = field(default_factory=list)
+    commits: list[history.Commit] = field(default_factory=list)  # all of them, newest first
 
     def headline(self) -> str:
         """`aiter d32b0cb..9f1e2aa (37 commits)`"""
@@ -141,7 +142,9 @@ def describe(
     """Count and list the commits old..new (history.py: nothing is written anywhere);
     refuse a move backwards or sideways unless allowed."""
     span = history.learn(runner, move.dep, worktree, move.new, source, offline, LOG_LINES)
-    move = dataclasses.replace(move, new=span.new, count=span.count, log=span.log)
+    move = dataclasses.replace(
+        move, new=span.new, count=span.count, log=span.log, commits=span.commits
+    )
     if move.old == move.new:
         return move
     if not span.descends and not allow_downgrade:

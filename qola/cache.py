@@ -81,7 +81,7 @@ def _fetch(runner: Runner, mirror: Path, subject: str, url: str, commit: str) ->
     """Bring the mirror up to date with the upstream's branches and tags, and the pin."""
     pin_ref = f"+{commit}:{store.pin_ref(commit)}"
     args = ["fetch", "-q", "--no-tags", "--end-of-options", url, *_BRANCHES_AND_TAGS]
-    out = runner.run(mirror, *args, check=False, network=True)
+    out = runner.run(mirror, *args, check=False, network=True, progress=True)
     if out.status != 0:
         raise command_error(subject, args, out)
     if has_commit(runner, mirror, commit):
@@ -89,7 +89,7 @@ def _fetch(runner: Runner, mirror: Path, subject: str, url: str, commit: str) ->
         return
     # A pin on no branch or tag: ask for it by SHA.
     args = ["fetch", "-q", "--no-tags", "--end-of-options", url, pin_ref]
-    out = runner.run(mirror, *args, check=False, network=True)
+    out = runner.run(mirror, *args, check=False, network=True, progress=True)
     if out.status != 0:
         raise command_error(subject, args, out)
 

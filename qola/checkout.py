@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from qola import console
 from qola.errors import EXIT_MISMATCH, GitError, MismatchError, QolaError
 from qola.git import Runner
 from qola.lock import DEFAULT_TIMEOUT, root_lock
@@ -27,6 +29,8 @@ class Result:
     states: dict[str, DepState] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     failures: dict[str, QolaError] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)  # each dependency's work
+    received: dict[str, int] = field(default_factory=dict)  # bytes git reported fetching
 
     @property
     def exit_code(self) -> int:
@@ -93,6 +97,23 @@ def _already_there(manifest: Manifest, dep: Dep, result: Result) -> bool:
 
 
 def _checkout_one(
+    manifest: Manifest,
+    dep: Dep,
+    runner: Runner,
+    options: Options,
+    progress: Callable[[str], None],
+    result: Result,
+) -> None:
+    started = time.monotonic()
+    with console.activity(dep.name) as activity:
+        try:
+            _work_on(manifest, dep, runner, options, progress, result)
+        finally:
+            result.seconds[dep.name] = time.monotonic() - started
+            result.received[dep.name] = activity.received
+
+
+def _work_on(
     manifest: Manifest,
     dep: Dep,
     runner: Runner,

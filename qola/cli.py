@@ -15,14 +15,18 @@ if __name__ == "__main__":
     answer(sys.argv[1:])
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
+from click.shell_completion import CompletionItem
 
-from qola import __version__
+from qola import __version__, console, options
 from qola.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
+from qola.options import Spec
 from qola.session import Common
 
 EXIT_CODES = """\b
@@ -38,8 +42,74 @@ Exit codes:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class EnvironmentValueError(click.ClickException):
+    """A value click refused that came from an environment variable: named as such."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, variable: str, problem: str, flag: str) -> None:
+        super().__init__(f"{variable}: {problem}")
+        self.hint = f"fix or unset {variable} (it gives {flag} its value)"
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"qola: {self.message}\nhint: {self.hint}", err=True)
+
+
+class Option(click.Option):
+    """A click option whose bad environment value names the variable, not the flag."""
+
+    def handle_parse_result(
+        self, ctx: click.Context, opts: Any, args: list[str]
+    ) -> tuple[Any, list[str]]:
+        try:
+            return super().handle_parse_result(ctx, opts, args)
+        except click.BadParameter as error:
+            # Where the value came from (click records it only after a value passes).
+            source = self.consume_value(ctx, opts)[1]
+            if source is ParameterSource.ENVIRONMENT and isinstance(self.envvar, str):
+                flag = max(self.opts, key=len)
+                raise EnvironmentValueError(self.envvar, error.message, flag) from None
+            raise
+
+
+def _click_type(spec: Spec) -> Any:
+    if spec.kind == "file":
+        return click.Path(dir_okay=False, path_type=Path)
+    if spec.kind == "folder":
+        return click.Path(file_okay=False, path_type=Path)
+    if spec.kind == "choice":
+        return click.Choice(list(spec.choices), case_sensitive=False)
+    if spec.kind == "count":
+        return click.IntRange(min=1)
+    if spec.kind == "seconds":
+        return click.FloatRange(min=0)
+    assert spec.kind == "positive-seconds", spec.kind
+    return click.FloatRange(min=0, min_open=True)
+
+
+def option(spec: Spec, envvar: bool = True) -> Callable[[F], F]:
+    """The click option of a Spec in qola/options.py (the no-op reads the same table)."""
+    kwargs: dict[str, Any] = {"help": spec.help, "cls": Option}
+    if envvar and spec.envvar:
+        kwargs["envvar"] = spec.envvar
+    if spec.is_flag:
+        kwargs["is_flag"] = True
+    else:
+        kwargs["type"] = _click_type(spec)
+        if spec.default is not None:
+            kwargs["default"] = spec.default
+            kwargs["show_default"] = True
+        if spec.metavar:
+            kwargs["metavar"] = spec.metavar
+    return click.option(*spec.flags, spec.dest, **kwargs)
+
+
 def common_options(names: bool = True) -> Callable[[F], F]:
-    """Add -m/--manifest, --root, --safe-directory, -v, -q (and NAME...) to a command."""
+    """Add -m/--manifest, --root, --safe-directory, -v, -q (and NAME...) to a command.
+
+    The same options are accepted before the command's name (`qola -v checkout`): a
+    value given after the name wins, then one given before it, then the environment.
+    """
 
     def decorate(func: F) -> F:
         return _common_options(func, names)
@@ -48,49 +118,73 @@ def common_options(names: bool = True) -> Callable[[F], F]:
 
 
 def _common_options(func: F, with_names: bool) -> F:
-    @click.option(
-        "-m",
-        "--manifest",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default="qola.toml",
-        show_default=True,
-        envvar="QOLA_MANIFEST",
-        help="The manifest file (env QOLA_MANIFEST).",
-    )
-    @click.option(
-        "--root",
-        type=click.Path(file_okay=False, path_type=Path),
-        envvar="QOLA_ROOT",
-        help="Folder the manifest's paths are relative to (env QOLA_ROOT). "
-        "Default: the top of the git repository holding the manifest.",
-    )
-    @click.option(
-        "--safe-directory",
-        type=click.Choice(["scoped", "all", "off"], case_sensitive=False),
-        default="scoped",
-        show_default=True,
-        envvar="QOLA_SAFE_DIRECTORY",
-        help="Which repositories git may trust when they belong to another user "
-        "(env QOLA_SAFE_DIRECTORY).",
-    )
-    @click.option("-v", "--verbose", is_flag=True, help="Say which path each step took.")
-    @click.option("-q", "--quiet", is_flag=True, help="Only errors and results.")
     @functools.wraps(func)
-    def wrapper(
-        manifest: Path,
-        root: Path | None,
-        safe_directory: str,
-        verbose: bool,
-        quiet: bool,
-        names: tuple[str, ...] = (),
-        **kwargs: Any,
-    ) -> Any:
-        common = Common(manifest, root, safe_directory.lower(), verbose, quiet, names)
+    def wrapper(**kwargs: Any) -> Any:
+        given = {spec.dest: kwargs.pop(spec.dest) for spec in options.COMMON}
+        names = kwargs.pop("names", ())
+        common = common_from(click.get_current_context(), given, tuple(names))
         return func(common, **kwargs)
 
+    decorated: Any = wrapper
+    for spec in reversed(options.COMMON):
+        decorated = option(spec)(decorated)
     if with_names:
-        return click.argument("names", nargs=-1)(wrapper)  # type: ignore[return-value]
-    return wrapper  # type: ignore[return-value]
+        decorated = click.argument("names", nargs=-1, shell_complete=complete_names)(decorated)
+    return decorated  # type: ignore[no-any-return]
+
+
+def _before_the_command(ctx: click.Context, name: str) -> Any:
+    """The value of a common option given before the command's name, if it was."""
+    parent = ctx.parent
+    return parent.params.get(name) if parent is not None else None
+
+
+def common_from(ctx: click.Context, given: dict[str, Any], names: tuple[str, ...]) -> Common:
+    """The common options, merged from both sides of the command's name."""
+    value = dict(given)
+    for spec in options.COMMON:
+        earlier = _before_the_command(ctx, spec.dest)
+        if spec.is_flag:
+            value[spec.dest] = bool(value[spec.dest] or earlier)
+        elif earlier is not None and ctx.get_parameter_source(spec.dest) in (
+            ParameterSource.DEFAULT, ParameterSource.ENVIRONMENT, None
+        ):
+            value[spec.dest] = earlier
+    searched_from = None
+    manifest = value["manifest"]
+    if manifest is None:
+        searched_from = Path(os.getcwd())
+        manifest = options.find_manifest(searched_from)[0]
+    from qola import console
+
+    console.configure(value["verbose"], value["quiet"])
+    return Common(
+        manifest, value["root"], str(value["safe_directory"]).lower(), value["verbose"],
+        value["quiet"], names, searched_from,
+    )  # fmt: skip
+
+
+def complete_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of dependency names, read from the manifest (nothing when it fails)."""
+    from qola.manifest import load
+
+    def pick(name: str) -> Any:
+        return ctx.params.get(name) or _before_the_command(ctx, name)
+
+    manifest = pick("manifest") or os.environ.get("QOLA_MANIFEST")
+    if not manifest:
+        manifest = options.find_manifest(Path(os.getcwd()))[0]
+    root = pick("root") or os.environ.get("QOLA_ROOT")
+    try:
+        loaded = load(Path(manifest), Path(root) if root else None)
+    except (QolaError, OSError, ValueError):
+        return []
+    given = set(ctx.params.get(param.name or "") or ())
+    return [
+        CompletionItem(dep.name)
+        for dep in loaded.deps
+        if dep.name.startswith(incomplete) and dep.name not in given
+    ]
 
 
 def handle_errors(func: F) -> F:
@@ -101,79 +195,72 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except QolaError as error:
-            click.echo(error.render(), err=True)
+            console.message(error.render())
             sys.exit(error.exit_code)
         except UnicodeDecodeError as error:
-            click.echo(f"qola: cannot decode a file as UTF-8: {error.reason}", err=True)
+            console.message(f"qola: cannot decode a file as UTF-8: {error.reason}")
             sys.exit(EXIT_USAGE)
         except OSError as error:
             where = error.filename or "qola"
-            click.echo(f"qola: {where}: {error.strerror or error}", err=True)
+            console.message(f"qola: {where}: {error.strerror or error}")
             sys.exit(EXIT_GIT)
         except KeyboardInterrupt:
             # Caught here: click's own handling would say "Aborted!" and exit 1.
-            click.echo("qola: interrupted", err=True)
+            console.message("qola: interrupted")
             sys.exit(EXIT_INTERRUPTED)
 
     return wrapper  # type: ignore[return-value]
 
 
 @click.group(epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="qola")
-def cli() -> None:
-    """Pin a CMake project's git dependencies to exact commits."""
+@click.version_option(__version__, "-V", "--version", prog_name="qola")
+@option(options.MANIFEST, envvar=False)
+@option(options.ROOT, envvar=False)
+@click.option(
+    *options.SAFE_DIRECTORY.flags,
+    options.SAFE_DIRECTORY.dest,
+    cls=Option,
+    type=click.Choice(list(options.SAFE_DIRECTORY.choices), case_sensitive=False),
+    help=options.SAFE_DIRECTORY.help,
+)
+@option(options.VERBOSE)
+@option(options.QUIET)
+def cli(**_common: Any) -> None:
+    """Pin a CMake project's git dependencies to exact commits.
+
+    The common options (-m, --root, --safe-directory, -v, -q) may come before the
+    command's name or after it.
+    """
 
 
-lock_timeout_option = click.option(
-    "--lock-timeout",
-    type=click.FloatRange(min=0),
-    default=600.0,
-    show_default=True,
-    envvar="QOLA_LOCK_TIMEOUT",
-    metavar="SECONDS",
-    help="How long to wait for another qola run on this root (0: not at all, inf: for ever; "
-    "env QOLA_LOCK_TIMEOUT). Then exit 3.",
-)
-fetch_timeout_option = click.option(
-    "--fetch-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=600.0,
-    show_default=True,
-    envvar="QOLA_FETCH_TIMEOUT",
-    metavar="SECONDS",
-    help="Stop any one git network command (clone, fetch, ls-remote) after this long "
-    "(inf: never; env QOLA_FETCH_TIMEOUT). Then exit 3.",
-)
+def format_option(*choices: str) -> Callable[[F], F]:
+    """--format: text for people, or a machine-readable form."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default="text",
+        show_default=True,
+        help="Output format: " + ", ".join(choices) + " (json: a versioned schema).",
+    )
 
-cmake_out_option = click.option(
-    "--cmake-out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write QOLA_<NAME>_SHA/_SOURCE_DIR for CMake here (only when it changes).",
-)
+
+lock_timeout_option = option(options.LOCK_TIMEOUT)
+fetch_timeout_option = option(options.FETCH_TIMEOUT)
+cmake_out_option = option(options.CMAKE_OUT)
+offline_option = option(options.OFFLINE)
 
 
 @cli.command(epilog=EXIT_CODES)
 @common_options()
-@click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
-@click.option("--force", is_flag=True, help="Move dependencies even over local work (saved first).")
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    envvar="QOLA_JOBS",
-    help="Dependencies to clone or fetch at once.",
-)
-@click.option(
-    "--cache",
-    type=click.Path(file_okay=False, path_type=Path),
-    envvar="QOLA_CACHE_DIR",
-    help="Folder of shared bare mirrors, one per URL; clones borrow their objects.",
-)
+@offline_option
+@option(options.FORCE)
+@option(options.JOBS)
+@option(options.CACHE)
 @cmake_out_option
 @lock_timeout_option
 @fetch_timeout_option
+@format_option("text", "json")
 @handle_errors
 def checkout(
     common: Common,
@@ -184,12 +271,13 @@ def checkout(
     cmake_out: Path | None,
     lock_timeout: float,
     fetch_timeout: float,
+    fmt: str,
 ) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
     from qola.commands.checkout import checkout as command
 
     sys.exit(
-        command(common, offline, force, jobs, cache, cmake_out, lock_timeout, fetch_timeout)
+        command(common, offline, force, jobs, cache, cmake_out, lock_timeout, fetch_timeout, fmt)
     )
 
 
@@ -201,7 +289,8 @@ def checkout(
     type=click.Choice(["text", "json", "junit", "github"]),
     default="text",
     show_default=True,
-    help="Output format: text, json (versioned schema), junit (XML), github (annotations).",
+    help="Output format: text, json (versioned schema), junit (XML), github (annotations "
+    "and, with GITHUB_STEP_SUMMARY set, a job summary).",
 )
 @click.option("--strict", is_flag=True, help="Untracked files count as dirt too.")
 @click.option(
@@ -246,17 +335,18 @@ def verify(
 
 @cli.command(epilog=EXIT_CODES)
 @common_options()
+@format_option("text", "json")
 @handle_errors
-def status(common: Common) -> None:
+def status(common: Common, fmt: str) -> None:
     """One line per dependency: pin, HEAD, state, gitlink, dirt."""
     from qola.commands.status import status as command
 
-    sys.exit(command(common))
+    sys.exit(command(common, fmt))
 
 
 @cli.command(epilog=EXIT_CODES)
 @common_options(names=False)
-@click.argument("name")
+@click.argument("name", shell_complete=complete_names)
 @click.option(
     "--to",
     "ref",
@@ -275,10 +365,11 @@ def status(common: Common) -> None:
 @click.option(
     "--allow-downgrade", is_flag=True, help="Allow a pin that does not descend from the old one."
 )
-@click.option("--offline", is_flag=True, envvar="QOLA_OFFLINE", help="Never use the network.")
+@offline_option
 @click.option("--force", is_flag=True, help="Check out even over local work (saved first).")
 @lock_timeout_option
 @fetch_timeout_option
+@format_option("text", "json")
 @handle_errors
 def bump(
     common: Common,
@@ -292,13 +383,16 @@ def bump(
     force: bool,
     lock_timeout: float,
     fetch_timeout: float,
+    fmt: str,
 ) -> None:
     """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
     from qola.commands.bump import bump as command
 
+    if fmt == "json" and not dry_run:
+        raise click.UsageError("--format json describes a bump without making it: add --dry-run")
     code = command(
         common, name, ref, dry_run, do_commit, no_checkout, allow_downgrade, offline, force,
-        lock_timeout, fetch_timeout,
+        lock_timeout, fetch_timeout, fmt,
     )  # fmt: skip
     sys.exit(code)
 
@@ -319,18 +413,23 @@ def freeze(common: Common, dry_run: bool) -> None:
     "-m",
     "--manifest",
     type=click.Path(dir_okay=False, path_type=Path),
-    default="qola.toml",
-    show_default=True,
     envvar="QOLA_MANIFEST",
-    help="The manifest file to write.",
+    cls=Option,
+    help="The manifest file to write. Default: qola.toml in the current folder.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the manifest; write nothing.")
 @handle_errors
-def init(manifest: Path, dry_run: bool) -> None:
+def init(manifest: Path | None, dry_run: bool) -> None:
     """Write a new manifest pinning the root's submodules at their recorded commits."""
     from qola.commands.init import init as command
 
-    sys.exit(command(manifest, dry_run))
+    ctx = click.get_current_context()
+    earlier = _before_the_command(ctx, "manifest")
+    if earlier is not None and ctx.get_parameter_source("manifest") is not (
+        ParameterSource.COMMANDLINE
+    ):
+        manifest = earlier
+    sys.exit(command(manifest or Path(options.MANIFEST_NAME), dry_run))
 
 
 @cli.command(

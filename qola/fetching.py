@@ -78,7 +78,7 @@ def fetch_commit(
         # The packet trace (a few KB: pack data is not traced) says which protocol the
         # server spoke, which decides what its refusal means.
         trace = os.path.join(folder, "packets")
-        first = runner.run(repo, *args, check=False, network=True,
+        first = runner.run(repo, *args, check=False, network=True, progress=True,
                            env={**(env or {}), "GIT_TRACE_PACKET": trace})  # fmt: skip
         v2 = _spoke_v2(trace)
     if first.status == 0:
@@ -129,7 +129,7 @@ def _search(
     searched = "the default branch" if source.track is None else repr(source.track)
     for refspec in (branch, TAGS):
         args = ["fetch", "-q", "--no-tags", *_ALONE, *blobs, "--end-of-options", remote, refspec]
-        out = runner.run(repo, *args, check=False, network=True, env=env)
+        out = runner.run(repo, *args, check=False, network=True, progress=True, env=env)
         if out.status != 0:
             error = command_error(source.subject, args, out)
             raise GitError(

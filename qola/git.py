@@ -11,8 +11,12 @@ or `--` before every value that comes from a manifest.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shlex
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qola import console
 from qola.errors import GitError, UsageError
 from qola.repoconfig import Guard
 
@@ -102,8 +107,13 @@ class Runner:
         subject: str | None = None,
         network: bool = False,
         env: Mapping[str, str] | None = None,
+        progress: bool = False,
     ) -> Output:
-        """Run `git -C cwd args…` (env: extra variables); a failure raises GitError."""
+        """Run `git -C cwd args…` (env: extra variables); a failure raises GitError.
+
+        progress: a long command (clone, fetch, checkout); on a thread with a console
+        Activity it runs with --progress and git's progress lines go to the activity.
+        """
         # Checked at the first git call, so the no-op path (no git at all) does not pay.
         self.ensure_version()
         # Trust only folders that are repositories themselves (never a temporary or
@@ -114,13 +124,22 @@ class Runner:
             self.trust(cwd)
         # The repository's own commands: overridden, or (UnsafeConfigError) nothing runs.
         neutral = self._guard.overrides(cwd)
-        command = ["git", "-C", str(cwd), *_HARDENING, *args]
+        activity = console.current() if progress else None
+        running = _with_progress(args) if activity is not None else args
+        command = ["git", "-C", str(cwd), *_HARDENING, *running]
         self.log.append(" ".join(["git", *args]))
+        console.debug(f"run: {shlex.join(['git', '-C', str(cwd), *running])}")
         full_env = {**self._environment(), **(env or {}), **neutral}
         full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
         limit = self.timeout if network else None
         started = time.monotonic()
-        status, stdout, stderr = _execute(command, full_env, limit)
+        if activity is None:
+            status, stdout, stderr = _execute(command, full_env, limit)
+        else:
+            try:
+                status, stdout, stderr = _stream(command, full_env, limit, activity)
+            finally:
+                activity.git_finished()
         # GitPython kills git (and its children: ssh, remote helpers) at the limit and
         # replaces stderr with its own message; a non-zero status that late is that kill.
         late = limit is not None and status != 0 and time.monotonic() - started >= limit
@@ -230,6 +249,106 @@ def _execute(
         raise
     status, stdout, stderr = result
     return int(status), _text(stdout), _text(stderr)
+
+
+def _with_progress(args: tuple[str, ...]) -> tuple[str, ...]:
+    """args with --progress among the subcommand's options: before --end-of-options, else
+    before the last argument (the commit or the refspec).
+
+    fetch loses its -q: with it, git 2.39's fetch tells index-pack to be quiet, and the
+    receiving side's progress (the bytes) is never shown, --progress or not.
+    """
+    at = args.index("--end-of-options") if "--end-of-options" in args else len(args) - 1
+    head, tail = list(args[:at]), args[at:]
+    first = 0
+    while first < len(head) and head[first] == "-c":
+        first += 2
+    if head[first : first + 1] == ["fetch"] and "-q" in head[first:]:
+        head.remove("-q")
+    return (*head, "--progress", *tail)
+
+
+def _stream(
+    command: list[str], env: Mapping[str, str], timeout: float | None, activity: console.Activity
+) -> tuple[int, str, str]:
+    """Run git reading its stderr as it comes: progress to activity, the rest kept.
+
+    What is kept is what git says without --progress, so an error shows git's words
+    and not a thousand progress updates. The timeout kills git and its children, as
+    GitPython's kill_after_timeout does for the other commands.
+    """
+    try:
+        from git.cmd import Git
+    except ImportError as error:
+        raise UsageError("git", f"cannot run git: {error}".splitlines()[0],
+                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
+    try:
+        handle = Git().execute(command, as_process=True, env=dict(env))
+    except FileNotFoundError:
+        raise UsageError("git", "the git executable was not found",
+                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
+    proc: subprocess.Popen[bytes] = handle.proc
+    assert proc.stdout is not None and proc.stderr is not None
+    out: list[bytes] = []
+    stdout = proc.stdout
+
+    def read_stdout() -> None:
+        out.append(stdout.read())
+
+    reader = threading.Thread(target=read_stdout, daemon=True)
+    reader.start()
+    watchdog = None
+    if timeout is not None:
+        watchdog = threading.Timer(timeout, _kill_tree, args=(proc.pid,))
+        watchdog.daemon = True
+        watchdog.start()
+    kept: list[str] = []
+    pending = b""
+    try:
+        fd = proc.stderr.fileno()
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            # git ends a progress update with \r and a finished phase (or any message) \n.
+            *segments, pending = re.split(rb"[\r\n]", pending)
+            for segment in segments:
+                _take(segment, activity, kept)
+        _take(pending, activity, kept)
+        status = proc.wait()
+        reader.join()
+    except BaseException:
+        _kill_tree(proc.pid)
+        proc.wait()
+        raise
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+        proc.stderr.close()
+    return status, _text(b"".join(out)), "\n".join(kept) + ("\n" if kept else "")
+
+
+def _take(segment: bytes, activity: console.Activity, kept: list[str]) -> None:
+    line = segment.decode("utf-8", errors="replace").rstrip()
+    if not line or activity.git_line(line) or line.startswith("remote: Total "):
+        return
+    kept.append(line)
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill a process and its descendants (ssh, remote helpers, index-pack)."""
+    pids = [pid]
+    for parent in pids:
+        try:
+            found = subprocess.run(["pgrep", "-P", str(parent)], capture_output=True,
+                                   text=True, check=False).stdout  # fmt: skip
+        except OSError:
+            continue
+        pids.extend(int(child) for child in found.split() if child.isdigit())
+    for each in pids:
+        with contextlib.suppress(OSError):
+            os.kill(each, signal.SIGKILL)
 
 
 def _text(value: object) -> str:

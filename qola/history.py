@@ -39,6 +39,18 @@ class Span:
     count: int = 0
     log: list[str] = field(default_factory=list)
     known: bool = True  # False: the old pin was found nowhere, so the count is unknown
+    commits: list[Commit] = field(default_factory=list)  # all of them, newest first
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit between two pins, for `bump --format json`."""
+
+    sha: str
+    subject: str
+    author: str
+    email: str
+    date: str  # the author date, ISO 8601 with its offset
 
 
 def learn(
@@ -95,9 +107,15 @@ def _span(runner: Runner, dep: Dep, repo: Path, new: str, lines: int) -> Span:
         return Span(new, True)
     if not has_commit(runner, repo, old):
         return Span(new, False, known=False)
-    out = runner.run(repo, "log", "--format=%h %s", f"{old}..{new}", "--", subject=dep.name)
-    log = out.stdout.splitlines()
-    return Span(new, _descends(runner, repo, old, new), len(log), log[:lines])
+    out = runner.run(repo, "log", "--format=%H%x00%h%x00%an%x00%ae%x00%aI%x00%s",
+                     f"{old}..{new}", "--", subject=dep.name)  # fmt: skip
+    commits, log = [], []
+    for line in out.stdout.splitlines():
+        sha, short, author, email, date, subject = line.split("\0", 5)
+        commits.append(Commit(sha, subject, author, email, date))
+        log.append(f"{short} {subject}")
+    descends = _descends(runner, repo, old, new)
+    return Span(new, descends, len(log), log[:lines], commits=commits)
 
 
 def _descends(runner: Runner, repo: Path, old: str, new: str) -> bool:

@@ -227,14 +227,31 @@ class _Loader:
         for name, table in tables.items():
             deps.append(self._dep(name, table, root, modules))
         deps.extend(self._legacy_deps(qola, root, modules, {d.name for d in deps}))
+        misspelt = self._misspelt_deps()
         if not deps:
             raise ManifestError(
                 str(self.path),
                 "declares no dependencies",
-                "add a [deps.<name>] table with path, url and commit",
+                misspelt or "add a [deps.<name>] table with path, url and commit",
             )
+        if misspelt:
+            self.warnings.append(f"{self.path}: {misspelt.removesuffix('?')} (it is ignored)")
         self._check_paths(deps, root)
         return Manifest(self.path, root, tuple(deps), tuple(self.warnings))
+
+    def _misspelt_deps(self) -> str | None:
+        """`did you mean [deps.lib]?` for a table that is almost `deps` ([dep.lib] ...).
+
+        Other tables belong to other tools and are left alone; only one this close to
+        `deps`, holding tables, is taken for a typo.
+        """
+        for key, value in self.data.items():
+            if key == "deps" or not isinstance(value, dict) or not value:
+                continue
+            if _is_almost_deps(key) and all(isinstance(v, dict) for v in value.values()):
+                first = next(iter(value))
+                return f"did you mean [deps.{first}] instead of [{key}.{first}]?"
+        return None
 
     def _check_schema(self, qola: dict[str, Any]) -> None:
         schema = qola.get("schema", SCHEMA)
@@ -747,6 +764,16 @@ def _match_submodule(
     else:
         hint = 'give path = "…" (and url = "…") explicitly'
     raise loader.fail(where, problem, hint)
+
+
+def _is_almost_deps(key: str) -> bool:
+    """A table name someone meant as `deps`: dep, dependencies, Deps, depss ..."""
+    import difflib  # only for this check, on a manifest that needs it
+
+    folded = key.lower().replace("_", "").replace("-", "")
+    if folded in ("dep", "deps", "dependency", "dependencies"):
+        return True
+    return difflib.SequenceMatcher(None, folded, "deps").ratio() >= 0.75
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str | None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import cache, fetching, gitconfig, gitfiles, modules, store
+from qola import cache, console, fetching, gitconfig, gitfiles, modules, store
 from qola.errors import GitError, QolaError
 from qola.manifest import relative_url
 from qola.observe import Gitlink, gitlinks, has_commit, head_sha
@@ -55,6 +55,7 @@ class Context:
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
+    brought: int = 0  # nested submodules checked out at their gitlinks (update)
 
 
 def update(ctx: Context, tree: Path, commit: str, url: str) -> None:
@@ -110,6 +111,7 @@ def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> Non
                 where = f" ({sub_url})" if sub_url else ""
                 _fail(ctx, f"  {path}{where} at {link.sha}: {error.problem}", error.hint)
                 continue
+            ctx.brought += 1
         sub_tree = tree / link.path
         _update(ctx, sub_tree, link.sha, sub_url or modules.origin_url(sub_tree) or url,
                 path + "/")  # fmt: skip
@@ -196,7 +198,7 @@ def _force_checkout(ctx: Context, sub_tree: Path, sha: str) -> None:
     ctx.runner.run(sub_tree, "update-ref", "--no-deref", "HEAD", sha, subject=ctx.subject)
     # -f: nothing here is anyone's (the folder was empty, or its checkout never finished).
     ctx.runner.run(sub_tree, "-c", "checkout.workers=0", "checkout", "-f", "-q", "--detach", sha,
-                   subject=ctx.subject)  # fmt: skip
+                   subject=ctx.subject, progress=True)  # fmt: skip
 
 
 def _obtain(
@@ -247,6 +249,7 @@ def _fetch_into(
         )
     # The path, URL and gitlink head the message (update()): no label of its own.
     source = fetching.Source(ctx.subject, url, hint_track="")
+    console.step("fetching", f"{path} at {link.sha[:12]}")
     note = fetching.fetch_commit(
         runner, repo, source, link.sha, shallow, env=fetching.nested_environment()
     )
@@ -271,7 +274,7 @@ def prefetch(ctx: Context, tree: Path, commit: str, url: str) -> threading.Threa
 
 def _prefetch_quietly(ctx: Context, tree: Path, gitdir: Path, commit: str, url: str) -> None:
     # Whatever goes wrong here, update() meets it again on the main thread and reports it.
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(Exception), console.activity(f"{ctx.subject} (nested)"):
         _prefetch(ctx, tree, gitdir, commit, url, "")
 
 

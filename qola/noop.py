@@ -1,7 +1,7 @@
 """`qola checkout` when there is nothing to do: the path every CMake configure takes.
 
 It answers from files alone: no click, no GitPython, no git process, no shim,
-no lock (DESIGN §11). It reads the command line itself, but only the forms it
+no lock. It reads the command line itself, but only the forms it
 is sure the full command line reads the same way; anything else — an option
 it does not know, a value the full parser might refuse, a dependency that
 needs work, any error — makes it step aside having written nothing, and the
@@ -25,47 +25,25 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from qola import stamp
+from qola import colour, options, stamp
 
-# checkout's options that take a value, by every spelling; "" = not a value option.
-_VALUED = {
-    "-m": "manifest",
-    "--manifest": "manifest",
-    "--root": "root",
-    "--safe-directory": "safe_directory",
-    "-j": "jobs",
-    "--jobs": "jobs",
-    "--cache": "cache",
-    "--cmake-out": "cmake_out",
-    "--lock-timeout": "lock_timeout",
-    "--fetch-timeout": "fetch_timeout",
-}
-_FLAGS = {"-v", "--verbose", "-q", "--quiet", "--offline", "--force"}
-_ENV = {
-    "manifest": "QOLA_MANIFEST",
-    "root": "QOLA_ROOT",
-    "safe_directory": "QOLA_SAFE_DIRECTORY",
-    "jobs": "QOLA_JOBS",
-    "cache": "QOLA_CACHE_DIR",
-    "lock_timeout": "QOLA_LOCK_TIMEOUT",
-    "fetch_timeout": "QOLA_FETCH_TIMEOUT",
-}
-# What click's boolean flags accept from QOLA_OFFLINE (anything else is an error there).
-_BOOLEAN_WORDS = {"", "1", "0", "true", "false", "t", "f", "yes", "no", "y", "n", "on", "off"}
+# checkout's options by every spelling: the common ones may also come before `checkout`.
+_COMMON = options.by_flag(options.COMMON)
+_CHECKOUT = options.by_flag(options.COMMON + options.CHECKOUT)
 
 
 def main() -> None:
-    """The console script: answer a no-op checkout here, else run the full command line."""
-    from qola.platforms import require_supported
+    """The console script as installs made before qola.__main__:main took over name it.
 
-    require_supported()
-    answer(sys.argv[1:])
-    from qola.cli import main as full
+    Run as `python -m qola` runs, without importing the command line from here.
+    """
+    import runpy
 
-    full()
+    runpy.run_module("qola", run_name="__main__", alter_sys=True)
 
 
 def answer(argv: list[str]) -> None:
@@ -82,99 +60,129 @@ def answer(argv: list[str]) -> None:
         return
     if report is None:
         return
-    sys.stdout.write("".join(line + "\n" for line in report))
+    notes, lines = report
+    if notes:
+        sys.stderr.write("".join(f"qola: {note}\n" for note in notes))
+        sys.stderr.flush()
+    sys.stdout.write("".join(_painted(line) + "\n" for line in lines))
     sys.stdout.flush()
     sys.exit(0)
 
 
+def _painted(line: str) -> str:
+    """A report line coloured as the full command colours it (qola/commands/checkout.py)."""
+    if line.endswith(" up to date"):
+        return line[: -len("up to date")] + colour.paint("up to date", "green", sys.stdout)
+    start = line.find(" overridden by ")
+    if start < 0:
+        return line
+    return line[: start + 1] + colour.paint(line[start + 1 :], "yellow", sys.stdout)
+
+
 def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
-    """checkout's options (name -> value; flags map to "") and names, or None."""
-    if not argv or argv[0] != "checkout":
+    """checkout's options (dest -> value; flags map to "") and names, or None.
+
+    Common options may stand before `checkout` too: one given after it wins, as in
+    qola/cli.py; then one given before it; then the environment.
+    """
+    before: dict[str, str] = {}
+    args = iter(argv)
+    for arg in args:
+        if arg == "checkout":
+            break
+        if not _read_option(arg, args, _COMMON, before):
+            return None  # another command, --version, -h, or a form only click reads
+    else:
         return None
-    options: dict[str, str] = {}
+    options_: dict[str, str] = {}
     names: list[str] = []
-    args = iter(argv[1:])
     for arg in args:
         if arg == "--":
             names.extend(args)  # as click reads it: everything after `--` is a name
             break
         if arg.startswith("-"):
-            flag, equals, value = arg.partition("=")
-            if flag in _FLAGS and not equals:
-                options[flag.lstrip("-")] = ""
-            elif flag in _VALUED and flag.startswith("--") and equals:
-                options[_VALUED[flag]] = value
-            elif arg in _VALUED:
-                following = next(args, None)
-                if following is None:
-                    return None
-                options[_VALUED[arg]] = following
-            else:
+            if not _read_option(arg, args, _CHECKOUT, options_):
                 return None  # -h, -qv, -j4 and the like: the full parser's to read
         else:
             names.append(arg)
-    for name, variable in _ENV.items():
-        if name not in options and os.environ.get(variable):
-            options[name] = os.environ[variable]
-    if os.environ.get("QOLA_OFFLINE", "").strip().lower() not in _BOOLEAN_WORDS:
-        return None
+    for dest, value in before.items():
+        options_.setdefault(dest, value)
+    for spec in options.COMMON + options.CHECKOUT:
+        if spec.envvar is None:
+            continue
+        found = os.environ.get(spec.envvar)
+        if spec.is_flag:
+            if found is not None and not spec.accepts(found):
+                return None  # click refuses it: the full command says so
+        elif spec.dest not in options_ and found:
+            options_[spec.dest] = found
     if "_QOLA_COMPLETE" in os.environ:
         return None  # click's shell completion
-    return options, names
+    return options_, names
 
 
-def _valid(options: dict[str, str]) -> bool:
+def _read_option(arg: str, rest: Iterator[str], table: dict[str, options.Spec],
+                 into: dict[str, str]) -> bool:  # fmt: skip
+    """Read one option (taking its value from rest when separate); False: not one we read."""
+    flag, equals, value = arg.partition("=")
+    spec = table.get(flag)
+    if spec is None:
+        return False
+    if spec.is_flag:
+        if equals:
+            return False
+        into[spec.dest] = ""
+    elif equals and flag.startswith("--"):
+        into[spec.dest] = value
+    elif not equals:
+        following = next(rest, None)
+        if following is None:
+            return False
+        into[spec.dest] = following
+    else:
+        return False
+    return True
+
+
+def _valid(options_: dict[str, str]) -> bool:
     """Would the full command line accept these values (as far as a no-op needs)?"""
-    mode = options.get("safe_directory", "scoped")
-    if mode.lower() not in ("scoped", "all", "off"):
-        return False
-    jobs = options.get("jobs", "1")
-    if not jobs.isascii() or not jobs.isdigit() or int(jobs) < 1:
-        return False
-    for name, least in (("lock_timeout", 0.0), ("fetch_timeout", 0.0)):
-        if name not in options:
-            continue
-        try:
-            seconds = float(options[name])
-        except ValueError:
-            return False
-        if seconds != seconds or seconds < least or (name == "fetch_timeout" and seconds == 0):
-            return False  # NaN, negative, or a zero fetch timeout
-    # click.Path(dir_okay=False) / (file_okay=False) refuse these before anything runs.
-    for name in ("manifest", "cmake_out"):
-        if name in options and (not options[name] or os.path.isdir(options[name])):
-            return False
-    for name in ("root", "cache"):
-        if name in options and (not options[name] or os.path.isfile(options[name])):
-            return False
-    for name in ("manifest", "cmake_out", "root", "cache"):
-        # click.Path(readable=True), its default, refuses an existing unreadable path.
-        path = options.get(name)
-        if path and os.path.exists(path) and not os.access(path, os.R_OK):
+    for spec in options.COMMON + options.CHECKOUT:
+        if spec.dest in options_ and not spec.is_flag and not spec.accepts(options_[spec.dest]):
             return False
     return True
 
 
-def _noop(argv: list[str]) -> list[str] | None:
-    """The report's lines when every selected dependency needs nothing, else None."""
+def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
+    """(notes for stderr, the report's lines) when every selected dependency needs
+    nothing, else None."""
     parsed = parse(argv)
     if parsed is None or not _valid(parsed[0]):
         return None
-    options, names = parsed
+    given, names = parsed
+    searched_from = None
+    if "manifest" in given:
+        manifest = Path(given["manifest"])
+    else:  # as the full command line finds it (qola/options.py)
+        searched_from = Path(os.getcwd())
+        manifest = options.find_manifest(searched_from)[0]
     invocation = {
         "format": stamp.FORMAT,
         "qola": _identity(),
-        "manifest": os.path.abspath(options.get("manifest", "qola.toml")),
-        "root": os.path.abspath(options["root"]) if options.get("root") else None,
+        "manifest": os.path.abspath(manifest),
+        "root": os.path.abspath(given["root"]) if given.get("root") else None,
         "names": names,
-        "cmake_out": os.path.abspath(options["cmake_out"]) if "cmake_out" in options else None,
+        "cmake_out": os.path.abspath(given["cmake_out"]) if "cmake_out" in given else None,
     }
+    notes = []
+    if "verbose" in given and "quiet" not in given:  # what -v says (-q wins), as console.debug
+        notes.append(options.manifest_note(manifest, searched_from))
     stamp_file = _stamp_file(invocation)
     if stamp_file is not None:
         lines = _answer_from_stamp(stamp_file, invocation)
         if lines is not None:
-            return lines
-    return _observe_all(invocation, stamp_file)
+            return notes, lines
+    lines = _observe_all(invocation, stamp_file)
+    return None if lines is None else (notes, lines)
 
 
 def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str] | None:

@@ -18,7 +18,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from qola import bump, gitfiles, store
+from qola import bump, console, gitfiles, store
 from qola.git import Runner, command_error
 from qola.manifest import Dep, Manifest
 from qola.observe import has_commit
@@ -33,7 +33,9 @@ def add_problems(report: Report, runner: Runner) -> Report:
     with tempfile.TemporaryDirectory(prefix="qola-remote-") as scratch:
         deps = []
         for dep_report in report.deps:
-            problem = reachability(report.manifest, dep_report.dep, runner, Path(scratch))
+            with console.activity(dep_report.dep.name):
+                console.step("checking upstream", dep_report.dep.url)
+                problem = reachability(report.manifest, dep_report.dep, runner, Path(scratch))
             if problem is not None:
                 problems = (*dep_report.problems, problem)
                 dep_report = dataclasses.replace(dep_report, problems=problems)
@@ -96,7 +98,7 @@ def _fetch(
     args = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", *([depth] if depth else [])]
     out = runner.run(
         probe, *args, "--end-of-options", dep.url, f"+{source}:{_PROBE_REF}",
-        check=False, network=True,
+        check=False, network=True, progress=True,
     )  # fmt: skip
     if out.status != 0 and required:
         raise command_error(dep.name, [*args, dep.url, source], out)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import console
+from qola import console, options
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -27,6 +27,7 @@ class Common:
     verbose: bool
     quiet: bool
     names: tuple[str, ...]
+    searched_from: Path | None = None  # without -m: the folder the search for it began in
 
 
 @dataclass
@@ -41,13 +42,11 @@ class Session:
 
     def note(self, message: str) -> None:
         """A note for people, unless --quiet."""
-        if not self.common.quiet:
-            console.message(f"qola: {message}")
+        console.note(message)
 
     def debug(self, message: str) -> None:
         """A detail for -v."""
-        if self.common.verbose:
-            console.message(f"qola: {message}")
+        console.debug(message)
 
 
 @contextmanager
@@ -65,6 +64,8 @@ def session(
     from qola.shim import install_signal_handlers, shim
 
     git.scrub_environment()
+    console.configure(common.verbose, common.quiet)
+    console.debug(options.manifest_note(common.manifest, common.searched_from))
     loaded = None
     if staged is None:
         loaded = manifest.load(common.manifest, common.root)
@@ -84,14 +85,10 @@ def session(
                 env.add_clone_source(dep.url, loaded.root)
             sess = Session(loaded, deps, runner, common, env)
             for warning in loaded.warnings:
-                console.message(f"qola: warning: {warning}")
+                console.warning(warning)
             if resolve_pins:
                 sess.deps = pins.resolve(loaded, sess.deps, runner)
-            try:
-                yield sess
-            finally:
-                for line in runner.log:
-                    sess.debug(f"ran: {line}")
+            yield sess
     finally:
         restore_signals()
 

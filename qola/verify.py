@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -56,6 +57,7 @@ class DepReport:
     head: str | None
     problems: tuple[Problem, ...]
     submodules: tuple[SubmoduleState, ...] = ()
+    seconds: float = field(default=0.0, compare=False)  # how long checking it took (JUnit)
 
     @property
     def ok(self) -> bool:
@@ -80,7 +82,9 @@ def verify(
     links = root_gitlinks(manifest, deps, runner)
 
     def check(dep: Dep) -> DepReport:
-        return _verify_one(manifest, dep, runner, strict, links)
+        started = time.monotonic()
+        found = _verify_one(manifest, dep, runner, strict, links)
+        return replace(found, seconds=time.monotonic() - started)
 
     if len(deps) <= 1:
         return Report(manifest, tuple(map(check, deps)))

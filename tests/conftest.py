@@ -65,6 +65,11 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in list(os.environ):
         if var.startswith("QOLA_") or var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
             monkeypatch.delenv(var)
+    for var in ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(var, raising=False)
+    from qola import console
+
+    console.configure()  # -v or -q of an earlier command run in this process ends with it
 
 
 @dataclass(frozen=True)

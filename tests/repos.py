@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,17 @@ def git(cwd: Path | str, *args: str, check: bool = True) -> str:
             f"git {' '.join(args)} failed in {cwd} ({proc.returncode}):\n{proc.stderr}"
         )
     return proc.stdout.strip()
+
+
+def ran(stderr: str) -> list[str]:
+    """The git commands `-v` says qola runs (`qola: run: git -C DIR ARGS`), as ARGS:
+    without `git -C DIR`, and without the --progress qola adds to read git's progress."""
+    commands = []
+    for line in stderr.splitlines():
+        if line.startswith("qola: run: git -C "):
+            words = shlex.split(line.removeprefix("qola: run: "))[3:]
+            commands.append(" ".join(word for word in words if word != "--progress"))
+    return commands
 
 
 def commit_file(repo: Path, name: str, text: str, message: str | None = None) -> str:

@@ -126,3 +126,35 @@ class CuttingProxy:
             with suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
+
+
+class ThrottlingProxy(CuttingProxy):
+    """Forwards loopback connections to a port, sending back at most `rate` bytes a second:
+    a slow network, so that a clone takes long enough to watch."""
+
+    def __init__(self, target: int, rate: int) -> None:
+        self.rate = rate
+        super().__init__(target, None)
+
+    def _pump(self, src: socket.socket, dst: socket.socket, limit: int | None) -> None:
+        if limit is not None or src.getpeername()[1] != self.target:
+            super()._pump(src, dst, limit)  # the client's side: as fast as it comes
+            return
+        started, sent = time.monotonic(), 0
+        try:
+            while True:
+                data = src.recv(min(16384, self.rate // 10 or 1))
+                if not data:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                dst.sendall(data)
+                sent += len(data)
+                ahead = sent / self.rate - (time.monotonic() - started)
+                if ahead > 0:
+                    time.sleep(ahead)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()

@@ -161,7 +161,7 @@ def test_a_nested_submodule_git_refuses_is_never_up_to_date_and_verify_names_it(
     assert verified.exit_code == 1
     assert verified.stdout.splitlines()[1:] == [
         f"     submodule: extern/nested is not a repository git accepts: {why}",
-        "1 of 1 dependencies do not match the manifest",
+        "1 of 1 dependency does not match the manifest",
     ]
     assert checkout.exit_code == 4
     assert checkout.stderr.startswith(
@@ -203,6 +203,6 @@ def test_verify_reports_a_nested_submodule_git_cannot_look_into_when_submodules_
     assert verified.stdout.splitlines()[1:] == [
         "     dirty: git status cannot look into a nested submodule: fatal: 'git status "
         "--porcelain=2' failed in submodule extern/nested",
-        "1 of 1 dependencies do not match the manifest",
+        "1 of 1 dependency does not match the manifest",
     ]
     assert snapshot(pinned_by_qola.root) == before

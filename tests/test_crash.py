@@ -8,7 +8,7 @@ from pathlib import Path
 
 import procs
 import pytest
-from repos import git, head, large_project, temp_clones
+from repos import git, head, large_project, ran, temp_clones
 
 from qola import store
 from qola.lock import lock_path
@@ -190,7 +190,7 @@ def test_sigkill_during_a_submodule_clone_then_rerun_keeps_what_was_fetched(
     rerun = procs.run("checkout", "-v", "-m", str(manifest))
     assert rerun.returncode == 0, rerun.stderr
     assert f"reusing the repository in {root / '.git/modules/big'}" in rerun.stderr
-    fetches = [line for line in rerun.stderr.splitlines() if "ran: git fetch" in line]
+    fetches = [command for command in ran(rerun.stderr) if command.startswith("fetch")]
     assert len(fetches) == (1 if point == "mid-fetch" else 0), fetches
     assert head(big) == large_upstream.big_a
     assert temp_clones(root) == []

@@ -90,7 +90,7 @@ def test_read_only_dependency_fails_move_with_exit_3_and_changes_nothing(behind_
         proc = procs.run("checkout", "-m", str(behind_pin.manifest))
         assert proc.returncode == 3, proc.stderr
         assert "Read-only file system" in proc.stderr
-        assert "qola: 1 of 1 dependencies failed: lib" in proc.stderr
+        assert "qola: 1 of 1 dependency failed: lib" in proc.stderr
     assert snapshot(behind_pin.root) == before
     assert head(behind_pin.lib) == upstream.lib_v2
     rerun = procs.run("checkout", "-m", str(behind_pin.manifest))

@@ -223,7 +223,7 @@ def bump_calls(wrapper, _bump_template, tmp_path_factory) -> list[str]:
 
 BUMP_STEPS = [
     ("checkout -q --detach", 1),
-    ("fetch -q --no-tags --no-recurse-submodules", 1),  # the nested submodule's gitlink
+    ("fetch --no-tags --no-recurse-submodules", 1),  # the nested submodule's gitlink
     ("checkout -q --detach", 2),  # the nested submodule
     ("ls-files -s -z", 1),  # the root's gitlink, read just before the manifest is written
     ("read-tree HEAD", 1),

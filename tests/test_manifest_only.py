@@ -50,7 +50,7 @@ def test_manifest_only_staged_gitlink_that_disagrees_fails(fresh_clone, upstream
         f"FAIL lib 3rdparty/lib pinned {upstream.lib_v2[:12]} head -\n"
         f"     gitlink: the root records 3rdparty/lib at {upstream.lib_tip[:12]} but the "
         f"manifest pins {upstream.lib_v2[:12]}\n"
-        "1 of 1 dependencies do not match the manifest\n"
+        "1 of 1 dependency does not match the manifest\n"
     )
     assert snapshot(fresh_clone) == before
 
@@ -136,7 +136,7 @@ def test_pre_commit_hook_passes_on_agreeing_pins(fresh_clone, tmp_path):
     before = snapshot(fresh_clone)
     proc = run_hook(fresh_clone, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.endswith("1 dependencies match the manifest\n")
+    assert proc.stdout.endswith("1 dependency matches the manifest\n")
     assert snapshot(fresh_clone) == before
 
 
@@ -180,7 +180,7 @@ def test_manifest_only_staged_checks_the_index_not_the_work_tree(
         f"FAIL lib 3rdparty/lib pinned {upstream.lib_v2[:12]} head -\n"
         f"     gitlink: the root records 3rdparty/lib at {upstream.lib_tip[:12]} but the "
         f"manifest pins {upstream.lib_v2[:12]}\n"
-        "1 of 1 dependencies do not match the manifest\n"
+        "1 of 1 dependency does not match the manifest\n"
     )
     res = manifest_only(run_qola, bumped_unstaged, "--format", "json", "--staged")
     assert json.loads(res.stdout)["checked"].startswith("what is staged: qola.toml")

@@ -78,7 +78,7 @@ def test_offline_hint_names_the_variable_qola_reads(tmp_path: Path, upstream, ru
         "qola: my-lib: 3rdparty/lib is not checked out and --offline forbids fetching "
         f"{upstream.lib_v2}\nhint: run once without --offline, or point "
         "QOLA_SOURCE_DIR_MY_LIB at a local copy\n"
-        "qola: 1 of 1 dependencies failed: my-lib\n"
+        "qola: 1 of 1 dependency failed: my-lib\n"
     )
     assert snapshot(root) == before
     # And that variable is the one qola honours: pointed at a checkout, it is used as is.

@@ -7,7 +7,16 @@ import time
 
 import procs
 import servers
-from repos import PROTOCOL_V0, commit_file, git, head, large_project, snapshot, temp_clones
+from repos import (
+    PROTOCOL_V0,
+    commit_file,
+    git,
+    head,
+    large_project,
+    ran,
+    snapshot,
+    temp_clones,
+)
 
 from qola import store
 
@@ -43,7 +52,7 @@ def test_refused_connection_exits_3_naming_dep_url_and_git_error(make_project, r
     assert res.exit_code == 3
     assert has_line(res.stderr, f"qola: lib: `{FETCH} {url}")
     assert "Connection refused" in res.stderr
-    assert res.stderr.endswith("qola: 1 of 1 dependencies failed: lib\n")
+    assert res.stderr.endswith("qola: 1 of 1 dependency failed: lib\n")
     assert_nothing_half_done(project)
 
 
@@ -196,8 +205,7 @@ def test_server_refusing_sha_searches_track_and_tags_and_no_further(
             f"error was:\n{first}"
             f"      error: Server does not allow request for unadvertised object {pin}\n"
         ) in res.stderr
-        fetched = [line.rsplit(" ", 1)[-1] for line in res.stderr.splitlines()
-                   if line.startswith("qola: ran: git fetch")]  # fmt: skip
+        fetched = [c.rsplit(" ", 1)[-1] for c in ran(res.stderr) if c.startswith("fetch")]
         assert fetched == [pin, "main", "+refs/tags/*:refs/tags/*"]
         assert snapshot(project.root) == before
         project.manifest.write_text(project.manifest.read_text().replace('"main"', '"feature"'))
@@ -218,4 +226,4 @@ def test_missing_repository_is_the_first_error_and_no_fallback_is_tried(
     assert res.exit_code == 3
     assert has_line(res.stderr, f"qola: lib: `{FETCH} {url} {upstream.lib_v2}` failed")
     assert "no such repository" in res.stderr
-    assert len([line for line in res.stderr.splitlines() if "ran: git fetch" in line]) == 1
+    assert len([c for c in ran(res.stderr) if c.startswith("fetch")]) == 1

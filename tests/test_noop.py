@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from procs import environment
 from procs import noop_declined as declined
-from repos import git, head, snapshot, without_noop_stamps
+from repos import git, head, ran, snapshot, without_noop_stamps
 
 from qola import store
 
@@ -154,8 +154,9 @@ def test_noop_on_a_tree_git_made_reads_it_once_then_answers_from_files(
     first = run_qola("checkout", "-v", cwd=root)
     assert first.exit_code == 0, first.stderr
     assert first.stdout.endswith(" up to date\n")
-    ran = [line for line in first.stderr.splitlines() if line.startswith("qola: ran: git ")]
-    assert not [line for line in ran if " fetch " in line or " checkout " in line], ran
+    commands = [f" {command} " for command in ran(first.stderr)]
+    assert commands
+    assert not [c for c in commands if " fetch " in c or " checkout " in c], commands
     after = {k: v for k, v in snapshot(lib).items() if not memory(k)}
     assert after == before
     assert not declined(["checkout"], root)

@@ -8,15 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from repos import commit_file, git, head, snapshot
+from repos import commit_file, git, head, ran, snapshot
 from superprojects import Deep, fresh_clone
 
 NESTED = ("extern/mid", "extern/mid/extern/deep", "extern/other")
-
-
-def ran(stderr: str) -> list[str]:
-    """The git commands `-v` says qola ran, without `git`."""
-    return [line.split("ran: git ", 1)[1] for line in stderr.splitlines() if "ran: git " in line]
 
 
 def status_lines(root: Path) -> list[str]:
@@ -163,7 +158,7 @@ def test_failed_nested_fetch_keeps_what_was_fetched_and_costs_one_retry(
     assert retry.exit_code == 0, retry.stderr
     fetches = [c for c in ran(retry.stderr) if c.startswith("fetch")]
     assert fetches == [
-        f"fetch -q --no-tags --no-recurse-submodules --depth 1 --end-of-options {deep.other} "
+        f"fetch --no-tags --no-recurse-submodules --depth 1 --end-of-options {deep.other} "
         f"{deep.other_v1}"
     ]
     assert_git_agrees(te_fresh, deep)

@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from repos import commit_file, git, snapshot
+from repos import commit_file, git, ran, snapshot
 
 
 def verify(run_qola, project, *args):
@@ -35,7 +35,7 @@ def test_verify_text_format(pinned_clean, upstream, run_qola):
     assert res.exit_code == 0
     short = upstream.lib_v2[:12]
     assert res.stdout == (
-        f"ok   lib 3rdparty/lib pinned {short} head {short}\n1 dependencies match the manifest\n"
+        f"ok   lib 3rdparty/lib pinned {short} head {short}\n1 dependency matches the manifest\n"
     )
 
 
@@ -368,10 +368,9 @@ def test_verify_runs_one_git_status_per_dep_and_reads_flags_from_the_index(
         ["ok", "lib"], ["FAIL", "b"], ["dirty:", "extern/nested/nested.txt:"], ["ok", "c"],
     ]  # fmt: skip
     assert "dirty: extern/nested/nested.txt: modified (hidden by assume-unchanged)" in res.stdout
-    ran = sorted(line for line in res.stderr.splitlines() if line.startswith("qola: ran: "))
-    assert ran == sorted(
-        ["qola: ran: git --literal-pathspecs ls-files -s -z -- 3rdparty/lib 3rdparty/b 3rdparty/c"]
-        + [f"qola: ran: {STATUS}"] * 3
+    assert sorted(ran(res.stderr)) == sorted(
+        ["--literal-pathspecs ls-files -s -z -- 3rdparty/lib 3rdparty/b 3rdparty/c"]
+        + [STATUS.removeprefix("git ")] * 3
     )
 
 
@@ -385,10 +384,8 @@ def test_verify_falls_back_to_ls_files_for_an_index_it_cannot_read(three_pinned,
     assert res.exit_code == 1
     assert "FAIL c " in res.stdout
     assert "dirty: extern/nested/nested.txt: deleted (hidden by skip-worktree)" in res.stdout
-    listed = [line for line in res.stderr.splitlines() if " ls-files -v " in line]
-    assert listed == [
-        "qola: ran: git --no-optional-locks ls-files -v -s -z --recurse-submodules"
-    ]
+    listed = [command for command in ran(res.stderr) if " ls-files -v " in command]
+    assert listed == ["--no-optional-locks ls-files -v -s -z --recurse-submodules"]
 
 
 def test_verify_many_deps_report_in_manifest_order_as_a_sequential_run_would(

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 from conftest import Project
-from repos import commit_file, git, snapshot
+from repos import commit_file, git, ran, snapshot
 
 
 @pytest.fixture
@@ -143,7 +143,7 @@ def test_remote_pin_older_than_the_shallow_window_is_still_found(
     git(work, "push", "-q", "origin", "feature")
     res = verify_remote(run_qola, project.manifest, "-v")
     assert res.exit_code == 0, res.stdout + res.stderr
-    fetches = [line for line in res.stderr.splitlines() if line.startswith("qola: ran: git fetch")]
+    fetches = [command for command in ran(res.stderr) if command.startswith("fetch")]
     assert "--shallow-since=" in fetches[0]  # the bounded fetch was tried first, then more
     assert len(fetches) == 2
 
@@ -156,7 +156,9 @@ def test_remote_unreachable_upstream_exits_3_naming_dep_and_url(
     before = snapshot(project.root)
     res = verify_remote(run_qola, project.manifest)
     assert res.exit_code == 3
-    assert res.stderr.startswith(
+    step, error = res.stderr.split("\n", 1)
+    assert step == f"qola: lib: checking upstream file://{own_upstream}"  # what it was doing
+    assert error.startswith(
         f"qola: lib: `git ls-remote file://{own_upstream} feature` failed with exit code 128:\n    "
     )
     assert "does not appear to be a git repository" in res.stderr
@@ -169,10 +171,10 @@ def test_verify_without_remote_spawns_no_network_git(feature_pinned, own_upstrea
     shutil.rmtree(own_upstream)
     res = run_qola("verify", "-v", "-m", str(project.manifest))
     assert res.exit_code == 0, res.stdout + res.stderr
-    ran = [line for line in res.stderr.splitlines() if line.startswith("qola: ran: ")]
-    assert ran and not any(
-        word in line for line in ran for word in ("fetch", "ls-remote", "clone")
-    ), ran
+    commands = ran(res.stderr)
+    assert commands and not any(
+        word in line for line in commands for word in ("fetch", "ls-remote", "clone")
+    ), commands
 
 
 def test_remote_legacy_pin_with_its_track_key_passes(tmp_path, upstream, run_qola):

@@ -27,8 +27,12 @@ def bump(
     force: bool,
     lock_timeout: float,
     fetch_timeout: float,
+    fmt: str = "text",
 ) -> int:
-    """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
+    """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out.
+
+    fmt json (with dry_run only): the move as a JSON document, nothing else on stdout.
+    """
     from qola import bump as moves
     from qola.checkout import checkout as run_checkout
     from qola.plan import Options
@@ -45,6 +49,11 @@ def bump(
         move = moves.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
         move = moves.describe(sess.runner, move, worktree, source, offline, allow_downgrade)
         new = move.new
+        if fmt == "json":
+            from qola import render
+
+            console.result(render.bump_json(sess.manifest, move, dry_run), end="")
+            return 0
         if move.old == move.new:
             console.result(f"{dep.name} is already at {new[:12]} ({move.ref})")
             if do_commit and not dry_run:

@@ -17,8 +17,10 @@ def checkout(
     cmake_out: Path | None,
     lock_timeout: float,
     fetch_timeout: float,
+    fmt: str = "text",
 ) -> int:
     """Check out, report each dependency in manifest order, and return the exit code."""
+    from qola import render
     from qola.checkout import checkout as run_checkout
     from qola.plan import Options
 
@@ -33,21 +35,27 @@ def checkout(
             if outcome is not None:
                 for note in outcome.notes:
                     (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
-            if dep.name in result.failures:
+            if dep.name in result.failures or fmt != "text":
                 continue
             what = "; ".join(outcome.actions) if outcome and outcome.actions else "up to date"
+            colour = "green" if what == "up to date" else ""
             state = result.states.get(dep.name)
             if state is not None and state.overridden:
-                what = f"overridden by {state.worktree}"
-            console.result(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
+                what, colour = f"overridden by {state.worktree}", "yellow"
+            shown = console.paint(what, colour) if colour else what
+            console.result(f"{dep.name} {dep.path} {dep.commit[:12]} {shown}")
         for dep in sess.deps:  # in manifest order, however --jobs finished them
             if dep.name in result.failures:
                 console.message(result.failures[dep.name].render())
         if result.failures:
             failed = ", ".join(result.failures)
+            total = render.count(len(sess.deps), "dependency", "dependencies")
             console.message(
-                f"qola: {len(result.failures)} of {len(sess.deps)} dependencies failed: {failed}"
-            )
+                console.paint(f"qola: {len(result.failures)} of {total} failed: {failed}",
+                              "red", console.stderr())
+            )  # fmt: skip
+        if fmt == "json":
+            console.result(render.checkout_json(sess.manifest, sess.deps, result), end="")
         if result.exit_code == 0 and cmake_out is not None:
             write_cmake(cmake_out, sess)
         return result.exit_code

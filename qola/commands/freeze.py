@@ -17,7 +17,12 @@ def freeze(common: Common, dry_run: bool) -> int:
             head = moves.current_head(sess.runner, sess.manifest, dep)
             if head != dep.commit or dep.abbreviated_from:
                 changes[dep] = head
-                console.result(f"{dep.name} {dep.commit[:12]} -> {head[:12]}")
+                if dep.abbreviated_from and head == dep.commit:
+                    # Written in full: the short form as the manifest has it, and the full SHA.
+                    console.result(f"{dep.name} {dep.abbreviated_from} -> {head}")
+                else:
+                    old = dep.abbreviated_from or dep.commit[:12]
+                    console.result(f"{dep.name} {old} -> {head[:12]}")
         if not changes:
             console.result("every pin already matches what is checked out")
             return 0

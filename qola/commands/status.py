@@ -1,35 +1,49 @@
-"""`qola status`: one line per dependency, for people."""
+"""`qola status`: one line per dependency, for people (or a JSON document)."""
 
 from __future__ import annotations
 
 from qola import console
 from qola.session import Common, session
 
+# The colour of each state in the STATE column; failures are red.
+_COLOURS = {"ok": "green", "overridden": "yellow"}
 
-def status(common: Common) -> int:
+
+def status(common: Common, fmt: str = "text") -> int:
     """Print pin, HEAD, state, gitlink and dirt per dependency; 0 when all match."""
+    from qola import render
     from qola.verify import DIRTY, GITLINK
     from qola.verify import verify as run_verify
 
     with session(common) as sess:
         report = run_verify(sess.manifest, sess.deps, sess.runner)
+        if fmt == "json":
+            console.result(render.status_json(report), end="")
+            return 0 if report.ok else 1
         rows = [("NAME", "PATH", "PIN", "HEAD", "STATE", "GITLINK", "DIRTY")]
         for dep in report.deps:
             kinds = [p.kind for p in dep.problems]
-            state = next((k for k in kinds if k not in (DIRTY, GITLINK)), "ok")
             rows.append(
                 (
                     dep.dep.name,
                     dep.path,
                     dep.dep.commit[:12],
                     dep.head[:12] if dep.head else "-",
-                    state,
+                    render.state_of(dep),
                     "differs" if GITLINK in kinds else "ok",
                     "yes" if DIRTY in kinds else "no",
                 )
             )
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        for row in rows:
-            cells = zip(row, widths, strict=True)
-            console.result("  ".join(cell.ljust(w) for cell, w in cells).rstrip())
+        for number, row in enumerate(rows):
+            cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
+            cells[-1] = row[-1]  # no padding at the end of the line
+            if number:  # the header stays plain; padding is added before the colour
+                state = row[4]
+                cells[4] = console.paint(cells[4], _COLOURS.get(state, "red"))
+                if row[5] == "differs":
+                    cells[5] = console.paint(cells[5], "red")
+                if row[6] == "yes":
+                    cells[6] = console.paint(cells[6], "red")
+            console.result("  ".join(cells).rstrip())
         return 0 if report.ok else 1

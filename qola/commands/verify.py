@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,8 +31,10 @@ def verify(
     gitlinks are read from the index: what the next commit records.
     """
     from qola import pincheck
+    from qola import render as formats
     from qola.verify import verify as run_verify
 
+    started = time.monotonic()
     index = pincheck.staged_mode(staged, os.environ) if manifest_only else None
     with session(common, resolve_pins=not manifest_only, staged=index) as sess:
         if manifest_only:
@@ -42,23 +45,32 @@ def verify(
             from qola import remote as upstream
 
             report = upstream.add_problems(report, sess.runner)
-        console.result(render(fmt, report), end="")
+        console.result(render(fmt, report, time.monotonic() - started), end="")
+        if fmt == "github":
+            # stdout holds workflow commands only; the verdict is for the log, and the job
+            # summary for the run's page.
+            console.message(f"qola: {formats.summary(report)}")
+            summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+            if summary_file:
+                name = _repository_path(report.manifest.path)
+                with open(summary_file, "a", encoding="utf-8") as out:
+                    out.write(formats.job_summary(report, name))
         if cmake_out is not None:
             write_cmake(cmake_out, sess)
         return 0 if report.ok else 1
 
 
-def render(fmt: str, report: Report) -> str:
+def render(fmt: str, report: Report, seconds: float = 0.0) -> str:
     """The report in one of FORMATS."""
     from qola import render as formats
 
     if fmt == "json":
         return formats.as_json(report)
     if fmt == "junit":
-        return formats.junit(report, _repository_path(report.manifest.path))
+        return formats.junit(report, _repository_path(report.manifest.path), seconds)
     if fmt == "github":
         return formats.github(report, _repository_path(report.manifest.path))
-    return formats.text(report)
+    return formats.text(report, console.paint)
 
 
 def _repository_path(path: Path) -> str:
