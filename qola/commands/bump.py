@@ -10,9 +10,9 @@ from qola import console
 from qola.session import Common, Session, finite, session
 
 if TYPE_CHECKING:
-    from qola.bump import Move
     from qola.checkout import Result
     from qola.manifest import Dep
+    from qola.moves import Move
 
 
 def bump(
@@ -29,7 +29,7 @@ def bump(
     fetch_timeout: float,
 ) -> int:
     """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
-    from qola import bump as moves
+    from qola import moves
     from qola.checkout import checkout as run_checkout
     from qola.plan import Options
 
@@ -86,7 +86,7 @@ def bump(
 
 def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> None:
     """Commit a pin an earlier `bump --commit` wrote but did not commit (killed between)."""
-    from qola import bump as moves
+    from qola import moves
 
     dep = move.dep
     committed = moves.committed_pin(sess.runner, sess.manifest, dep)
@@ -105,7 +105,7 @@ def stage(
     sess: Session, raw: bytes, pins: dict[Dep, str], gitlinks: dict[Dep, str | None]
 ) -> None:
     """Stage the new pins with their gitlinks, so that the next `git commit` has both."""
-    from qola import bump as moves
+    from qola import moves
 
     for dep, sha in pins.items():
         if gitlinks.get(dep) is not None:
