@@ -38,13 +38,27 @@ Exit codes:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def common_options(names: bool = True) -> Callable[[F], F]:
-    """Add -m/--manifest, --root, --safe-directory, -v, -q (and NAME...) to a command."""
+def common_options(names: bool = True, groups: bool | None = None) -> Callable[[F], F]:
+    """Add -m/--manifest, --root, --safe-directory, -v, -q (and NAME..., --group) to a command.
+
+    groups: --group GROUP (default: with names, as every command that selects by name).
+    """
 
     def decorate(func: F) -> F:
-        return _common_options(func, names)
+        func = _common_options(func, names)
+        return _group_option(func) if (names if groups is None else groups) else func
 
     return decorate
+
+
+def _group_option(func: F) -> F:
+    return click.option(
+        "--group",
+        "groups",
+        multiple=True,
+        metavar="GROUP",
+        help="Also select every dependency in GROUP (the manifest's groups = [...]); repeatable.",
+    )(func)
 
 
 def _common_options(func: F, with_names: bool) -> F:
@@ -83,9 +97,10 @@ def _common_options(func: F, with_names: bool) -> F:
         verbose: bool,
         quiet: bool,
         names: tuple[str, ...] = (),
+        groups: tuple[str, ...] = (),
         **kwargs: Any,
     ) -> Any:
-        common = Common(manifest, root, safe_directory.lower(), verbose, quiet, names)
+        common = Common(manifest, root, safe_directory.lower(), verbose, quiet, names, groups)
         return func(common, **kwargs)
 
     if with_names:

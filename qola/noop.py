@@ -87,12 +87,13 @@ def answer(argv: list[str]) -> None:
     sys.exit(0)
 
 
-def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
-    """checkout's options (name -> value; flags map to "") and names, or None."""
+def parse(argv: list[str]) -> tuple[dict[str, str], list[str], list[str]] | None:
+    """checkout's options (name -> value; flags map to ""), names and groups, or None."""
     if not argv or argv[0] != "checkout":
         return None
     options: dict[str, str] = {}
     names: list[str] = []
+    groups: list[str] = []  # --group, the one option given more than once
     args = iter(argv[1:])
     for arg in args:
         if arg == "--":
@@ -100,7 +101,12 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
             break
         if arg.startswith("-"):
             flag, equals, value = arg.partition("=")
-            if flag in _FLAGS and not equals:
+            if flag == "--group":
+                following = value if equals else next(args, None)
+                if following is None:
+                    return None
+                groups.append(following)
+            elif flag in _FLAGS and not equals:
                 options[flag.lstrip("-")] = ""
             elif flag in _VALUED and flag.startswith("--") and equals:
                 options[_VALUED[flag]] = value
@@ -120,7 +126,7 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
         return None
     if "_QOLA_COMPLETE" in os.environ:
         return None  # click's shell completion
-    return options, names
+    return options, names, groups
 
 
 def _valid(options: dict[str, str]) -> bool:
@@ -160,13 +166,14 @@ def _noop(argv: list[str]) -> list[str] | None:
     parsed = parse(argv)
     if parsed is None or not _valid(parsed[0]):
         return None
-    options, names = parsed
+    options, names, groups = parsed
     invocation = {
         "format": stamp.FORMAT,
         "qola": _identity(),
         "manifest": os.path.abspath(options.get("manifest", "qola.toml")),
         "root": os.path.abspath(options["root"]) if options.get("root") else None,
         "names": names,
+        "groups": groups,
         "cmake_out": os.path.abspath(options["cmake_out"]) if "cmake_out" in options else None,
     }
     stamp_file = _stamp_file(invocation)
@@ -206,7 +213,7 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
     try:
         root = invocation["root"]
         manifest = load(manifest_path, Path(root) if root else None)
-        deps = manifest.select(invocation["names"])
+        deps = manifest.select(invocation["names"], invocation["groups"])
         if manifest.warnings:
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
         # The stamp lists what the loader and the look read, each as it was read.

@@ -27,6 +27,7 @@ class Common:
     verbose: bool
     quiet: bool
     names: tuple[str, ...]
+    groups: tuple[str, ...] = ()  # --group: every dependency in these is selected too
 
 
 @dataclass
@@ -79,7 +80,7 @@ def session(
             if loaded is None:
                 assert staged is not None
                 loaded = pincheck.load_staged(common.manifest, common.root, runner, staged)
-            deps = loaded.select(common.names)
+            deps = loaded.select(common.names, common.groups)
             for dep in deps:
                 env.add_clone_source(dep.url, loaded.root)
             sess = Session(loaded, deps, runner, common, env)
