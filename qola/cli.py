@@ -366,6 +366,104 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
     sys.exit(run(common, command))
 
 
+@cli.command(epilog=EXIT_CODES)
+@common_options(names=False)
+@click.argument("rev", required=False, default="HEAD")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format: text, json (versioned schema), markdown (a pull-request comment).",
+)
+@fetch_timeout_option
+@handle_errors
+def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> None:
+    """The pins at REV (default: HEAD) against the work tree's, with the commits between.
+
+    Each pin added, removed or moved; for a moved one the commits between old and new
+    (subject, author, date), read from the dependency when it has them, else fetched
+    without blobs into a temporary repository. A downgrade or a move to a commit that
+    does not descend from the old pin is flagged. -v adds the --stat summary. Writes
+    nothing; exit 3 when some history could not be fetched (the rest is printed).
+    """
+    from qola.commands.diff import diff as command
+
+    sys.exit(command(common, rev, fmt, fetch_timeout))
+
+
+@cli.command(epilog=EXIT_CODES)
+@common_options()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format: text, or json (versioned schema).",
+)
+@click.option(
+    "--fail-if-behind",
+    metavar="N|Nd",
+    help="Exit 1 when a pin is more than N commits behind (10), or when the oldest commit "
+    "it lacks is more than N days old (30d).",
+)
+@fetch_timeout_option
+@handle_errors
+def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout: float) -> None:
+    """How far each pin (or NAMES) is behind what it follows upstream.
+
+    For each dependency: its track (else the remote's default branch), the tip there,
+    how many commits the pin lacks and for how many days the oldest of them has
+    waited. Fetches commits only, into a temporary repository, back to the pin's date
+    where it can; never touches the dependencies. -v lists the commits.
+    """
+    from qola.commands.outdated import outdated as command
+
+    sys.exit(command(common, fmt, fail_if_behind, fetch_timeout))
+
+
+class _CommandAfterDashes(click.Command):
+    """Keeps every word after the first `--` for the command to run; NAMES come before it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta["qola.command"] = tuple(args[at + 1 :])
+            args = args[:at]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "-- CMD [ARG]..."]
+
+
+@cli.command(cls=_CommandAfterDashes, epilog=EXIT_CODES.replace(
+    "Exit codes:", "Exit codes (the first failed CMD's once one ran):"))  # fmt: skip
+@common_options()
+@click.option("--keep-going", is_flag=True, help="Go on after a failure.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Dependencies to run CMD in at once (each one's output is kept and shown whole).",
+)
+@handle_errors
+def foreach(common: Common, keep_going: bool, jobs: int) -> None:
+    """Run CMD in each dependency's folder: qola foreach [NAMES] [--group G] -- CMD [ARG...].
+
+    Under the safe.directory shim, with QOLA_NAME, QOLA_PATH and QOLA_COMMIT (the pin)
+    in CMD's environment. Stops at the first failure unless --keep-going; the exit code
+    is the first failure's. A dependency that is not checked out is skipped.
+    """
+    from qola.commands.foreach import foreach as command
+
+    sys.exit(command(common, click.get_current_context().meta.get("qola.command", ()),
+                     keep_going, jobs))  # fmt: skip
+
+
 @cli.command()
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
 @handle_errors

@@ -18,3 +18,11 @@ def message(text: str) -> None:
     """A note, warning or error for people (stderr)."""
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
+
+
+def raw(data: bytes, err: bool = False) -> None:
+    """Another program's output, byte for byte (stdout, or stderr with err)."""
+    stream = sys.stderr if err else sys.stdout
+    stream.flush()
+    stream.buffer.write(data)
+    stream.buffer.flush()

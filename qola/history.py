@@ -48,6 +48,7 @@ class Stat:
     files: int
     insertions: int
     deletions: int
+    submodules: tuple[tuple[str, str, str], ...] = ()  # (path, old gitlink, new gitlink)
 
 
 @dataclass(frozen=True)
@@ -157,9 +158,23 @@ def _shortstat(runner: Runner, repo: Path, old: str, new: str) -> Stat:
     out = runner.run(repo, "diff", "--shortstat", "--no-renames", "--end-of-options", old, new,
                      network=True)  # fmt: skip
     found = _SHORTSTAT.search(out.stdout)
-    if found is None:
-        return Stat(0, 0, 0)
-    return Stat(*(int(group or 0) for group in found.groups()))
+    files, insertions, deletions = (int(g or 0) for g in found.groups()) if found else (0, 0, 0)
+    return Stat(files, insertions, deletions, _gitlink_moves(runner, repo, old, new))
+
+
+def _gitlink_moves(
+    runner: Runner, repo: Path, old: str, new: str
+) -> tuple[tuple[str, str, str], ...]:
+    """The nested submodules whose recorded commit differs between the two (trees only)."""
+    out = runner.run(repo, "diff-tree", "-r", "-z", "--no-renames", "--end-of-options", old, new,
+                     network=True)  # fmt: skip
+    fields = out.stdout.split("\0")
+    moves = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        parts = meta.lstrip(":").split()
+        if len(parts) == 5 and "160000" in parts[:2]:
+            moves.append((path, parts[2], parts[3]))
+    return tuple(moves)
 
 
 def _read(runner: Runner, dep: Dep, worktree: Path, new: str, lines: int) -> Span:
