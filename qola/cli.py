@@ -270,8 +270,14 @@ def status(common: Common) -> None:
 
 
 @cli.command(epilog=EXIT_CODES)
-@common_options(names=False)
-@click.argument("name")
+@common_options(names=False, groups=True)
+@click.argument("name", required=False)
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Bump every dependency that has a track (or those of --group), all or nothing.",
+)
 @click.option(
     "--to",
     "ref",
@@ -297,7 +303,8 @@ def status(common: Common) -> None:
 @handle_errors
 def bump(
     common: Common,
-    name: str,
+    name: str | None,
+    every: bool,
     ref: str | None,
     dry_run: bool,
     do_commit: bool,
@@ -308,9 +315,21 @@ def bump(
     lock_timeout: float,
     fetch_timeout: float,
 ) -> None:
-    """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
+    """Move NAME's pin to REF (or with --all every tracked pin to its tip): resolve, show the
+    log, rewrite the pin, check out."""
     from qola.commands.bump import bump as command
 
+    if every:
+        from qola.commands.bump import bump_all
+
+        if name is not None or ref is not None:
+            raise click.UsageError("--all bumps every tracked pin to its tip: no NAME, no --to")
+        sys.exit(bump_all(common, dry_run, do_commit, no_checkout, allow_downgrade, offline,
+                          force, lock_timeout, fetch_timeout))  # fmt: skip
+    if name is None:
+        raise click.UsageError("give the NAME of the dependency to bump, or --all")
+    if common.groups:
+        raise click.UsageError("--group selects what --all bumps: add --all, or give no --group")
     code = command(
         common, name, ref, dry_run, do_commit, no_checkout, allow_downgrade, offline, force,
         lock_timeout, fetch_timeout,
