@@ -12,7 +12,8 @@ The order is what makes it all or nothing:
 4. only then write the manifest and the index (or the commit).
 
 A dependency that is not checked out is not cloned: its pin is written, and the
-next `qola checkout` fetches it. Cloning it here would leave, after a later
+next `qola checkout` fetches it. An overridden one (QOLA_SOURCE_DIR_<NAME>) is
+never moved, here as in checkout. Cloning it here would leave, after a later
 failure, a new folder (and for a submodule, its git dir and the root's config)
 that "nothing changed" could only mean by deleting them.
 """
@@ -38,11 +39,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Planned:
-    """A move, and what the dependency's HEAD was before it (None: not checked out)."""
+    """A move, and what the dependency's HEAD was before it (None: nothing to move)."""
 
     move: Move
-    head: str | None
+    head: str | None  # None: not checked out, or overridden (QOLA_SOURCE_DIR_<NAME>)
     synced: bool  # the dependency was at its old pin (patches and nested submodules included)
+    overridden: str | None = None  # the folder used as it is instead, which qola never moves
 
     @property
     def moved_dep(self) -> Dep:
@@ -79,6 +81,9 @@ def prepare(
     planned, refused = [], []
     for move in moving:
         before = observe(manifest, move.dep, runner)
+        if before.overridden:
+            planned.append(Planned(move, None, False, str(before.worktree)))
+            continue
         head = before.head if before.is_repo else None
         planned.append(Planned(move, head, before.is_synced))
         if head is None:

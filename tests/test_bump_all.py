@@ -163,6 +163,33 @@ def test_bump_all_writes_the_pin_of_a_dependency_not_checked_out_without_cloning
     assert "qola: lib: not checked out; `qola checkout` fetches its new pin\n" in res.stderr
 
 
+def test_bump_all_leaves_an_overridden_dependency_untouched(
+    two_behind, upstream, run_qola, monkeypatch
+):
+    own = two_behind.root / "3rdparty" / "other"
+    monkeypatch.setenv("QOLA_SOURCE_DIR_OTHER", str(own))
+    git(own, "checkout", "-q", "-b", "my-work")
+    before = snapshot(own)
+    res = bump_all(run_qola, two_behind)
+    assert res.exit_code == 0, res.stderr
+    assert f"qola: other: overridden by {own}; not moved\n" in res.stderr
+    assert snapshot(own) == before  # not moved, nothing fetched into it
+    assert head(two_behind.lib) == upstream.lib_tip
+    assert f'commit = "{upstream.nested_v2}"' in two_behind.manifest.read_text()
+
+
+def test_bump_all_without_a_tracked_dependency_says_so(make_project, upstream, run_qola):
+    project = make_project(extra="")
+    project.manifest.write_text(project.manifest.read_text().replace('track = "main"\n', ""))
+    before = snapshot(project.root)
+    res = bump_all(run_qola, project)
+    assert (res.exit_code, res.stdout) == (
+        0, "nothing to bump: no selected dependency has a track to follow\n"
+    )
+    assert res.stderr == "qola: no track to follow, left as they are: lib\n"
+    assert snapshot(project.root) == before
+
+
 def test_bump_all_legacy_form_stages_the_gitlinks(tmp_path, upstream, run_qola):
     root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v1)
     manifest = root / "qola.toml"

@@ -147,6 +147,9 @@ def bump_all(
         if untracked:
             sess.note(f"no track to follow, left as they are: {', '.join(untracked)}")
         # Every move planned (and every refusal met) before anything is written.
+        if not tracked:
+            console.result("nothing to bump: no selected dependency has a track to follow")
+            return 0
         planned = batch.plan(sess.runner, sess.manifest, tracked, offline, allow_downgrade)
         moving = [move for move in planned if move.old != move.new]
         for move in planned:
@@ -178,7 +181,9 @@ def bump_all(
             if restored is not None:
                 return _report_rollback(sess, result, restored)
             for item in steps:
-                if item.head is None:
+                if item.overridden is not None:
+                    sess.note(f"{item.move.dep.name}: overridden by {item.overridden}; not moved")
+                elif item.head is None:
                     sess.note(f"{item.move.dep.name}: not checked out; `qola checkout` "
                               "fetches its new pin")  # fmt: skip
         gitlinks = {dep: moves.root_gitlink(sess.runner, sess.manifest, dep) for dep in pins}
