@@ -45,8 +45,9 @@ def common_options(names: bool = True, groups: bool | None = None) -> Callable[[
     """
 
     def decorate(func: F) -> F:
-        func = _common_options(func, names)
-        return _group_option(func) if (names if groups is None else groups) else func
+        if names if groups is None else groups:
+            func = _group_option(func)  # applied first: listed after the common options
+        return _common_options(func, names)
 
     return decorate
 
@@ -385,7 +386,7 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
     sys.exit(run(common, command))
 
 
-@cli.command(epilog=EXIT_CODES)
+@cli.command(epilog=EXIT_CODES.replace("the tree does not match the manifest", "(not used)"))
 @common_options(names=False)
 @click.argument("rev", required=False, default="HEAD")
 @click.option(
@@ -412,7 +413,11 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> None:
     sys.exit(command(common, rev, fmt, fetch_timeout))
 
 
-@cli.command(epilog=EXIT_CODES)
+@cli.command(
+    epilog=EXIT_CODES.replace(
+        "the tree does not match the manifest", "a pin is further behind than --fail-if-behind"
+    )
+)
 @common_options()
 @click.option(
     "--format",
