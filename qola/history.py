@@ -109,7 +109,7 @@ def compare(
     """old against new: read from local (the dependency's work tree) when it can answer,
     else learned from url. want: the remote ref new was read from (default: new itself).
     stat: also `git diff --shortstat` (which needs the trees and the changed blobs)."""
-    if local is not None and _answers(runner, local, old, new):
+    if local is not None and _answers(runner, local, old, new, stat):
         return _comparison(runner, local, old, new, stat, fetched=False)
     with probe.scratch(runner, subject, url) as repo:
         want = want or new
@@ -124,10 +124,13 @@ def compare(
         return _comparison(runner, repo.path, old, new, stat, fetched=True)
 
 
-def _answers(runner: Runner, worktree: Path, old: str, new: str) -> bool:
-    """True when the dependency's repository holds both commits and the history between."""
+def _answers(runner: Runner, worktree: Path, old: str, new: str, stat: bool) -> bool:
+    """True when the dependency's repository holds both commits and the history between
+    (and, for stat, their files: in a partial clone git would fetch them into it)."""
     gitdir = gitfiles.git_dir(worktree)
     if gitdir is None:
+        return False
+    if stat and any((gitfiles.common_dir(gitdir) / "objects" / "pack").glob("*.promisor")):
         return False
     if not all(queries.has_commit(runner, worktree, sha) for sha in (old, new)):
         return False

@@ -70,6 +70,23 @@ def test_diff_reads_a_full_clone_of_the_dependency_without_fetching(
     assert snapshot(moved_forward.root) == before
 
 
+def test_diff_verbose_fetches_nothing_into_a_partial_clone_of_the_dependency(
+    tmp_path, moved_forward, upstream, run_qola
+):
+    """Its blobs would be fetched lazily into it: the scratch repository fetches them."""
+    server = tmp_path / "filtering.git"
+    git(tmp_path, "clone", "-q", "--bare", str(upstream.lib), str(server))
+    git(server, "config", "uploadpack.allowFilter", "true")
+    git(moved_forward.root, "clone", "-q", "--filter=blob:none", "--no-checkout",
+        f"file://{server}", "3rdparty/lib")  # fmt: skip
+    assert git(moved_forward.lib, "rev-list", "--objects", "--missing=print", "--all").count("?")
+    before = snapshot(moved_forward.root)
+    res = diff(run_qola, moved_forward, "-v")
+    assert res.exit_code == 0, res.stderr
+    assert "  1 file changed, 1 insertions(+), 1 deletions(-)\n" in res.stdout
+    assert snapshot(moved_forward.root) == before
+
+
 def test_diff_of_a_dependency_qola_checked_out_leaves_it_untouched(
     pinned_by_qola, upstream, run_qola
 ):
