@@ -12,6 +12,7 @@ import subprocess
 import procs
 import pytest
 from repos import git, snapshot
+from superprojects import legacy_superproject
 
 SHOW = 'echo "$QOLA_NAME $QOLA_COMMIT $QOLA_PATH $(pwd)"'
 
@@ -116,3 +117,11 @@ def test_foreach_git_in_a_nested_submodule_of_a_foreign_owned_tree_works_under_t
                    "HEAD")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"{upstream.nested_v2}\n"
+
+
+def test_foreach_legacy_form_runs_in_the_submodule(tmp_path, upstream, run_qola):
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v2)
+    manifest = root / "qola.toml"
+    assert run_qola("checkout", "-q", "-m", str(manifest)).exit_code == 0
+    proc = procs.run("foreach", "-q", "-m", str(manifest), "--", "git", "rev-parse", "HEAD")
+    assert (proc.returncode, proc.stdout) == (0, f"{upstream.lib_v2}\n")
