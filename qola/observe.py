@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -494,7 +495,12 @@ def upstream_commits(runner: Runner, state: DepState) -> tuple[str, ...]:
 
 def _pin_in(runner: Runner, root: Path, blob: str, key: str) -> list[str]:
     """The value at key (e.g. deps.aiter.commit) in a manifest blob, when it is a full SHA."""
-    import tomllib  # only on this path (local work, with commits on no branch)
+    # Imported only on this path (local work, with commits on no branch); Python 3.10 has
+    # no tomllib: tomli, as the manifest loader uses.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     out = runner.run(root, "cat-file", "blob", blob, check=False)
     try:
