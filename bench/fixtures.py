@@ -7,15 +7,17 @@ under test. Nothing here reads or writes the real $HOME or the user's git config
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 GITCONFIG = """\
@@ -173,6 +175,69 @@ def git_daemon(base: Path, env: dict[str, str]) -> Iterator[Daemon]:
     finally:
         proc.terminate()
         proc.wait()
+
+
+@dataclass
+class Counter:
+    """A TCP relay on 127.0.0.1 in front of the daemon that counts the bytes it sends to
+    clients: what a fetch received over the wire, wherever it stored it (a temporary
+    repository included)."""
+
+    port: int
+    daemon: Daemon
+    sent: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}"
+
+    def take(self) -> int:
+        """The bytes sent since the last take."""
+        with self._lock:
+            sent, self.sent = self.sent, 0
+        return sent
+
+    def add(self, count: int) -> None:
+        with self._lock:
+            self.sent += count
+
+
+@contextmanager
+def byte_counter(daemon: Daemon) -> Iterator[Counter]:
+    """A Counter relaying to daemon, for the duration of the block."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    counter = Counter(listener.getsockname()[1], daemon)
+
+    def pump(source: socket.socket, sink: socket.socket, counted: bool) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                sink.sendall(data)
+                if counted:
+                    counter.add(len(data))
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+            if counted:  # the server's side ends last: both sockets are done
+                source.close()
+                sink.close()
+
+    def serve() -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed
+            server = socket.create_connection(("127.0.0.1", daemon.port))
+            threading.Thread(target=pump, args=(client, server, False), daemon=True).start()
+            threading.Thread(target=pump, args=(server, client, True), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield counter
+    finally:
+        listener.close()
 
 
 # -- small dependencies: N libraries with a nested submodule each ----------------------------

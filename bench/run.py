@@ -12,6 +12,7 @@ every variant alike:
             | git clone + git checkout <pin>  (| git fetch --depth 1 <pin>
             | git clone --filter=blob:none --no-checkout + checkout <pin>, for reference)
   cache     a second qola checkout --cache DIR in a fresh folder      | the same git clone
+  workflow  qola diff, qola outdated of that pin (bytes the server sent) | git fetch of main
   jobs      qola checkout --jobs 1 | --jobs 2 | --jobs 4, 10 dependencies, cold
   cmake     bench/cmake_noop.py at N=10 (what a no-op qola_checkout() adds to a configure)
 
@@ -305,6 +306,73 @@ class Bench:
             variants["qola checkout --cache"] = qola_cache
         return self.record("cold", interleave(variants, self.args.cold_repeat))
 
+    # -- diff and outdated: what they fetch, beside git fetch of the tracked branch ------------
+
+    def workflow(self, large: fx.Large, daemon: fx.Daemon) -> dict[str, Medians]:
+        """qola diff and qola outdated on a pin 120 commits behind the tip of the large
+        repository, its dependency not checked out; the bytes the server sent each, counted
+        by a relay (they land in temporary repositories that are gone afterwards)."""
+        runs = self.work / "workflow"
+        runs.mkdir()
+        with fx.byte_counter(daemon) as counter:
+            url = counter.url(large.path.name)
+
+            def project(name: str, head_pin: str, work_pin: str) -> Path:
+                root = runs / name
+                root.mkdir()
+                manifest = root / "qola.toml"
+                pins = {"large": ("large", url, head_pin)}
+                manifest.write_text(fx.manifest(pins) + 'track = "main"\n')
+                self.git(root, "init", "-q")
+                self.git(root, "add", "qola.toml")
+                self.git(root, "commit", "-q", "-m", "pins")
+                manifest.write_text(manifest.read_text().replace(head_pin, work_pin))
+                return root
+
+            diff_root = project("diff", large.pin, large.tip)
+            outdated_root = project("outdated", large.pin, large.pin)
+
+            def counted(steps: list[tuple[Path, list[str]]], cleanup: Path | None = None) -> Sample:
+                counter.take()
+                sample, _ = timed(steps, self.env)
+                sample.received = counter.take()
+                if cleanup is not None:
+                    shutil.rmtree(cleanup)
+                return sample
+
+            def qola(root: Path, *args: str) -> Callable[[int], Sample]:
+                return lambda _i: counted([(root, [*self.qola, *args])])
+
+            def fetch_branch(*options: str) -> Callable[[int], Sample]:
+                def variant(i: int) -> Sample:
+                    target = runs / f"fetch{'-'.join(options)}-{i}"
+                    target.mkdir()
+                    self.git(target, "init", "-q")
+                    steps = [(target, ["git", "fetch", "-q", *options, url, "main"])]
+                    return counted(steps, cleanup=target)
+
+                return variant
+
+            def fetch_into_clone(i: int) -> Sample:
+                # A full clone made when the tip was the pin, brought up to date: the
+                # 120 commits' trees and blobs.
+                target = runs / f"clone-at-pin-{i}"
+                target.mkdir()
+                self.git(target, "init", "-q")
+                self.git(target, "fetch", "-q", url, f"{large.pin}:refs/remotes/origin/main")
+                steps = [(target, ["git", "fetch", "-q", url, "main:refs/remotes/origin/main"])]
+                return counted(steps, cleanup=target)
+
+            variants = {
+                "qola diff": qola(diff_root, "diff"),
+                "qola diff -v": qola(diff_root, "diff", "-v"),
+                "qola outdated": qola(outdated_root, "outdated"),
+                "git fetch main": fetch_branch(),
+                "git fetch main, clone": fetch_into_clone,
+                "git fetch main blob:none": fetch_branch("--filter=blob:none"),
+            }
+            return self.record("workflow", interleave(variants, self.args.cold_repeat))
+
     # -- nested: an AITER-shaped submodule with a composable_kernel-shaped one inside --------
 
     def nested(self, repos: fx.Nested, with_cache: bool) -> dict[str, Medians]:
@@ -563,6 +631,25 @@ def evaluate(results: Results, cmake: dict[str, float] | None) -> list[Goal]:
             0.01,
         ),
     ]
+    workflow = secs.get("workflow", {})
+    for command in ("qola diff", "qola outdated"):
+        note = ""
+        if command in workflow:
+            clone = ratio(results, "workflow", command, "git fetch main, clone", "received")
+            note = (
+                f"{size(workflow[command].received)} against "
+                f"{size(workflow['git fetch main'].received)}; {clone:.3f}x of what a full "
+                "clone at the pin fetches to reach the tip"
+            )
+        goals.append(
+            Goal(
+                f"{command} bytes / git fetch of the tracked branch",
+                ratio(results, "workflow", command, "git fetch main", "received"),
+                "<=",
+                0.01,
+                note=note,
+            )
+        )
     jobs = next((s for name, s in secs.items() if name.startswith("jobs")), None)
     speedup = jobs["qola --jobs 1"].wall_ms / jobs["qola --jobs 2"].wall_ms if jobs else None
     # The goal is read one job per core; more jobs than cores is reported beside it.
@@ -624,7 +711,7 @@ LARGE = fx.LargeSpec(files=600, tree_bytes=24 << 20, commits=3000, history_facto
 # composable_kernel inside AITER: a smaller tree whose history is still several times it.
 QUICK_CK = fx.LargeSpec(files=30, tree_bytes=1 << 20, commits=200, history_factor=8, behind=40)
 CK = fx.LargeSpec(files=400, tree_bytes=10 << 20, commits=2000, history_factor=8, behind=40)
-SECTIONS = ("noop", "cmake", "cold", "nested", "jobs")
+SECTIONS = ("noop", "cmake", "cold", "workflow", "nested", "jobs")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -720,6 +807,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                 }
                 progress(f"cold checkout: pack {size(large.pack_bytes)}")
                 bench.cold(large, with_cache=options["--cache"])
+            if "workflow" in args.only:
+                if "cold" not in args.only:
+                    progress(f"generating the large repository ({args.large})")
+                    large = fx.build_large(bench.git, daemon, args.large)
+                    facts["large"] = {**asdict(args.large), "pack_bytes": large.pack_bytes,
+                                      "pin": large.pin, "tip": large.tip}  # fmt: skip
+                progress("diff and outdated: bytes fetched, beside git fetch of the branch")
+                bench.workflow(large, daemon)
             if "nested" in args.only:
                 progress(f"generating AITER- and composable_kernel-shaped repositories ({args.ck})")
                 repos = fx.build_nested(bench.git, daemon, args.large, args.ck, work)

@@ -29,6 +29,7 @@ Commands
       MANIFEST <file>
       [ROOT <dir>]
       [DEPS <name>...]
+      [GROUPS <group>...]
       [SAFE_DIRECTORY SCOPED|ALL|OFF]
       [OFFLINE] [FORCE] [QUIET])
 
@@ -46,6 +47,9 @@ Commands
     git repository holding the manifest (``[qola] root`` may say otherwise).
   ``DEPS``
     Act on these dependencies only. Default: all of them.
+  ``GROUPS``
+    Act on the dependencies in these groups (the manifest's ``groups = [...]``),
+    besides any ``DEPS``. A group no dependency is in is an error.
   ``SAFE_DIRECTORY``
     How git's ``safe.directory`` protection is handled for source trees that
     belong to another user. Default: ``${QOLA_SAFE_DIRECTORY}``.
@@ -396,7 +400,7 @@ endfunction()
 
 function(qola_checkout)
   cmake_parse_arguments(PARSE_ARGV 0 arg
-    "OFFLINE;FORCE;QUIET" "MANIFEST;ROOT;SAFE_DIRECTORY" "DEPS")
+    "OFFLINE;FORCE;QUIET" "MANIFEST;ROOT;SAFE_DIRECTORY" "DEPS;GROUPS")
   if(DEFINED arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "qola_checkout: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -436,7 +440,11 @@ function(qola_checkout)
   # Before anything can fail: a fixed manifest must re-run configure.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest}")
 
-  string(SHA1 id "${manifest}|${root}|${arg_DEPS}")
+  set(selection "${arg_DEPS}")
+  if(DEFINED arg_GROUPS)
+    string(APPEND selection "|groups=${arg_GROUPS}")
+  endif()
+  string(SHA1 id "${manifest}|${root}|${selection}")
   string(SUBSTRING "${id}" 0 10 id)
   cmake_path(GET manifest STEM stem)
   string(MAKE_C_IDENTIFIER "${stem}" stem)
@@ -451,6 +459,9 @@ function(qola_checkout)
   if(NOT root STREQUAL "")
     list(APPEND common --root "${root}")
   endif()
+  foreach(group IN LISTS arg_GROUPS)
+    list(APPEND common --group "${group}")
+  endforeach()
   set(names "")
   if(DEFINED arg_DEPS)
     set(names -- ${arg_DEPS})

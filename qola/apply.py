@@ -28,12 +28,12 @@ from qola.manifest import Dep
 from qola.observe import (
     LocalWork,
     gitlinks,
-    has_commit,
     observe_local_work,
     submodule_states,
 )
 from qola.patches import Series
 from qola.plan import Options, Plan
+from qola.queries import has_commit, head_sha
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 # Writing the files dominates a large checkout: let git use every core for it.
@@ -489,7 +489,7 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
                 f"(git stash create: {(stash.stderr or stash.stdout).strip()}); nothing was moved",
                 f"resolve it by hand in {tree}",
             )
-        head = runner.run(tree, "rev-parse", "--verify", "-q", "HEAD", check=False).stdout.strip()
+        head = head_sha(runner, tree)
         if saved:
             recovery.save(runner, tree, ref, saved, dep.name)
             # Saved: now the tracked changes may go, so that git can move the tree.

@@ -21,7 +21,7 @@ from pathlib import Path
 from qola import store
 from qola.errors import GitError
 from qola.git import Runner, command_error
-from qola.observe import has_commit
+from qola.queries import has_commit
 
 _BRANCHES_AND_TAGS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 

@@ -104,17 +104,31 @@ def option(spec: Spec, envvar: bool = True) -> Callable[[F], F]:
     return click.option(*spec.flags, spec.dest, **kwargs)
 
 
-def common_options(names: bool = True) -> Callable[[F], F]:
-    """Add -m/--manifest, --root, --safe-directory, -v, -q (and NAME...) to a command.
+def common_options(names: bool = True, groups: bool | None = None) -> Callable[[F], F]:
+    """Add -m/--manifest, --root, --safe-directory, -v, -q (and NAME..., --group) to a command.
 
     The same options are accepted before the command's name (`qola -v checkout`): a
     value given after the name wins, then one given before it, then the environment.
+    groups: --group GROUP, after the name only (default: with names, as every command
+    that selects by name).
     """
 
     def decorate(func: F) -> F:
+        if names if groups is None else groups:
+            func = _group_option(func)  # applied first: listed after the common options
         return _common_options(func, names)
 
     return decorate
+
+
+def _group_option(func: F) -> F:
+    return click.option(
+        "--group",
+        "groups",
+        multiple=True,
+        metavar="GROUP",
+        help="Also select every dependency in GROUP (the manifest's groups = [...]); repeatable.",
+    )(func)
 
 
 def _common_options(func: F, with_names: bool) -> F:
@@ -122,7 +136,8 @@ def _common_options(func: F, with_names: bool) -> F:
     def wrapper(**kwargs: Any) -> Any:
         given = {spec.dest: kwargs.pop(spec.dest) for spec in options.COMMON}
         names = kwargs.pop("names", ())
-        common = common_from(click.get_current_context(), given, tuple(names))
+        groups = kwargs.pop("groups", ())
+        common = common_from(click.get_current_context(), given, tuple(names), tuple(groups))
         return func(common, **kwargs)
 
     decorated: Any = wrapper
@@ -139,7 +154,9 @@ def _before_the_command(ctx: click.Context, name: str) -> Any:
     return parent.params.get(name) if parent is not None else None
 
 
-def common_from(ctx: click.Context, given: dict[str, Any], names: tuple[str, ...]) -> Common:
+def common_from(
+    ctx: click.Context, given: dict[str, Any], names: tuple[str, ...], groups: tuple[str, ...] = ()
+) -> Common:
     """The common options, merged from both sides of the command's name."""
     value = dict(given)
     for spec in options.COMMON:
@@ -160,7 +177,7 @@ def common_from(ctx: click.Context, given: dict[str, Any], names: tuple[str, ...
     console.configure(value["verbose"], value["quiet"])
     return Common(
         manifest, value["root"], str(value["safe_directory"]).lower(), value["verbose"],
-        value["quiet"], names, searched_from,
+        value["quiet"], names, searched_from, groups,
     )  # fmt: skip
 
 
@@ -345,8 +362,14 @@ def status(common: Common, fmt: str) -> None:
 
 
 @cli.command(epilog=EXIT_CODES)
-@common_options(names=False)
-@click.argument("name", shell_complete=complete_names)
+@common_options(names=False, groups=True)
+@click.argument("name", required=False, shell_complete=complete_names)
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Bump every dependency that has a track (or those of --group), all or nothing.",
+)
 @click.option(
     "--to",
     "ref",
@@ -373,7 +396,8 @@ def status(common: Common, fmt: str) -> None:
 @handle_errors
 def bump(
     common: Common,
-    name: str,
+    name: str | None,
+    every: bool,
     ref: str | None,
     dry_run: bool,
     do_commit: bool,
@@ -385,11 +409,25 @@ def bump(
     fetch_timeout: float,
     fmt: str,
 ) -> None:
-    """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out."""
+    """Move NAME's pin to REF (or with --all every tracked pin to its tip): resolve, show the
+    log, rewrite the pin, check out."""
     from qola.commands.bump import bump as command
 
     if fmt == "json" and not dry_run:
         raise click.UsageError("--format json describes a bump without making it: add --dry-run")
+    if every:
+        from qola.commands.bump import bump_all
+
+        if name is not None or ref is not None:
+            raise click.UsageError("--all bumps every tracked pin to its tip: no NAME, no --to")
+        if fmt == "json":
+            raise click.UsageError("--format json describes one bump: give NAME, not --all")
+        sys.exit(bump_all(common, dry_run, do_commit, no_checkout, allow_downgrade, offline,
+                          force, lock_timeout, fetch_timeout))  # fmt: skip
+    if name is None:
+        raise click.UsageError("give the NAME of the dependency to bump, or --all")
+    if common.groups:
+        raise click.UsageError("--group selects what --all bumps: add --all, or give no --group")
     code = command(
         common, name, ref, dry_run, do_commit, no_checkout, allow_downgrade, offline, force,
         lock_timeout, fetch_timeout, fmt,
@@ -448,6 +486,108 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
     from qola.commands.exec import exec_ as run
 
     sys.exit(run(common, command))
+
+
+@cli.command(epilog=EXIT_CODES.replace("the tree does not match the manifest", "(not used)"))
+@common_options(names=False)
+@click.argument("rev", required=False, default="HEAD")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format: text, json (versioned schema), markdown (a pull-request comment).",
+)
+@fetch_timeout_option
+@handle_errors
+def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> None:
+    """The pins at REV (default: HEAD) against the work tree's, with the commits between.
+
+    Each pin added, removed or moved; for a moved one the commits between old and new
+    (subject, author, date), read from the dependency when it has them, else fetched
+    without blobs into a temporary repository. A downgrade or a move to a commit that
+    does not descend from the old pin is flagged. -v adds the --stat summary. Writes
+    nothing; exit 3 when some history could not be fetched (the rest is printed).
+    """
+    from qola.commands.diff import diff as command
+
+    sys.exit(command(common, rev, fmt, fetch_timeout))
+
+
+@cli.command(
+    epilog=EXIT_CODES.replace(
+        "the tree does not match the manifest", "a pin is further behind than --fail-if-behind"
+    )
+)
+@common_options()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format: text, or json (versioned schema).",
+)
+@click.option(
+    "--fail-if-behind",
+    metavar="N|Nd",
+    help="Exit 1 when a pin is more than N commits behind (10), or when the oldest commit "
+    "it lacks is more than N days old (30d).",
+)
+@fetch_timeout_option
+@handle_errors
+def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout: float) -> None:
+    """How far each pin (or NAMES) is behind what it follows upstream.
+
+    For each dependency: its track (else the remote's default branch), the tip there,
+    how many commits the pin lacks and for how many days the oldest of them has
+    waited. Fetches commits only, into a temporary repository, back to the pin's date
+    where it can; never touches the dependencies. -v lists the commits.
+    """
+    from qola.commands.outdated import outdated as command
+
+    sys.exit(command(common, fmt, fail_if_behind, fetch_timeout))
+
+
+class _CommandAfterDashes(click.Command):
+    """Keeps every word after the first `--` for the command to run; NAMES come before it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta["qola.command"] = tuple(args[at + 1 :])
+            args = args[:at]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "-- CMD [ARG]..."]
+
+
+@cli.command(cls=_CommandAfterDashes, epilog=EXIT_CODES.replace(
+    "Exit codes:", "Exit codes (the first failed CMD's once one ran):"))  # fmt: skip
+@common_options()
+@click.option("--keep-going", is_flag=True, help="Go on after a failure.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Dependencies to run CMD in at once (each one's output is kept and shown whole).",
+)
+@handle_errors
+def foreach(common: Common, keep_going: bool, jobs: int) -> None:
+    """Run CMD in each dependency's folder: qola foreach [NAMES] [--group G] -- CMD [ARG...].
+
+    Under the safe.directory shim, with QOLA_NAME, QOLA_PATH and QOLA_COMMIT (the pin)
+    in CMD's environment. Stops at the first failure unless --keep-going; the exit code
+    is the first failure's. A dependency that is not checked out is skipped.
+    """
+    from qola.commands.foreach import foreach as command
+
+    sys.exit(command(common, click.get_current_context().meta.get("qola.command", ()),
+                     keep_going, jobs))  # fmt: skip
 
 
 @cli.command()

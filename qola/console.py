@@ -317,3 +317,14 @@ def step(doing: str, about: str = "") -> None:
     task = current()
     if task is not None:
         task.step(doing, about)
+
+
+def raw(data: bytes, err: bool = False) -> None:
+    """Another program's output, byte for byte (stdout, or stderr with err)."""
+    stream = sys.stderr if err else sys.stdout
+    with _lock:
+        _board.hide()
+        stream.flush()
+        stream.buffer.write(data)
+        stream.buffer.flush()
+        _board.show()

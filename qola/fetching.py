@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from qola import modules
 from qola.errors import GitError
 from qola.git import command_error
-from qola.observe import has_commit
+from qola.queries import has_commit
 
 if TYPE_CHECKING:
     from qola.git import Output, Runner

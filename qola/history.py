@@ -1,33 +1,33 @@
-"""The commits from an old pin to a new one, learned without writing anywhere.
+"""The commits between two pins, learned without writing anywhere.
 
 `qola bump` shows them and refuses a new pin that does not descend from the old
-one. Online, the history comes into a temporary bare repository, never into the
-dependency (which `bump --dry-run` and `--no-checkout` must leave alone): commits
-only (`--filter=tree:0`, where the server allows filters), back to a day before
-the old pin's date when the dependency's checkout knows that date, and the whole
-history of the followed ref when it does not or when that was not enough. Offline,
-it is read from the dependency's own repository, which must hold both commits.
+one; `qola diff` lists them for a reviewer; `qola outdated` counts how far a pin
+is behind what it follows. When the dependency's own repository holds both
+commits and the whole history between them, it answers; otherwise the history
+comes into a scratch repository (qola/probe.py: commits only, shallow back to a
+day before the older pin's date when that date is known, and in full when that
+was not enough). Offline (`bump --offline`) only the dependency's own repository
+is read, and it must hold both commits.
 """
 
 from __future__ import annotations
 
-import tempfile
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitfiles
+from qola import gitfiles, probe, queries
 from qola.errors import GitError, UsageError
-from qola.git import command_error
 from qola.manifest import Dep
-from qola.observe import has_commit
+from qola.queries import Commit
 
 if TYPE_CHECKING:
     from qola.git import Runner
 
-_SLACK = 86400  # a day of clock skew between the old pin's commit and the ones after it
-_NEW = "refs/qola/new"
-_FILTER = "--filter=tree:0"  # commits are all the log and the ancestry check read
+_SHORTSTAT = re.compile(
+    r"(\d+) files? changed(?:, (\d+) insertions?\(\+\))?(?:, (\d+) deletions?\(-\))?"
+)
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,33 @@ class Span:
 
 
 @dataclass(frozen=True)
-class Commit:
-    """One commit between two pins, for `bump --format json`."""
+class Stat:
+    """What `git diff --shortstat old new` counts."""
 
-    sha: str
-    subject: str
-    author: str
-    email: str
-    date: str  # the author date, ISO 8601 with its offset
+    files: int
+    insertions: int
+    deletions: int
+    submodules: tuple[tuple[str, str, str], ...] = ()  # (path, old gitlink, new gitlink)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two commits of one repository, and the commits each has that the other lacks."""
+
+    old: str
+    new: str
+    added: tuple[Commit, ...]  # in new's history and not old's, newest first
+    dropped: tuple[Commit, ...]  # in old's history and not new's: a move back or sideways
+    known: bool  # False: old is nowhere to be found; added and dropped are then empty
+    fetched: bool  # the history came from the remote, not from the dependency
+    old_commit: Commit | None = None
+    new_commit: Commit | None = None
+    stat: Stat | None = None
+
+    @property
+    def descends(self) -> bool:
+        """True when new is old or comes after it (nothing of old's is dropped)."""
+        return self.known and not self.dropped
 
 
 def learn(
@@ -65,29 +84,106 @@ def learn(
     """old (dep.commit) .. new; source: the remote ref new was read from (None: a SHA)."""
     if offline:
         return _read(runner, dep, worktree, new, lines)
-    with tempfile.TemporaryDirectory(prefix="qola-history-") as scratch:
-        probe = Path(scratch) / "history.git"
-        runner.run(Path(scratch), "init", "-q", "--bare", "--end-of-options", str(probe),
-                   subject=dep.name)  # fmt: skip
-        runner.run(probe, "remote", "add", "--end-of-options", "origin", dep.url,
-                   subject=dep.name)  # fmt: skip
+    with probe.scratch(runner, dep.name, dep.url) as repo:
         want = source or new
-        since = _old_date(runner, worktree, dep.commit)
-        if since is None or not _fetch(runner, dep, probe, want, f"--shallow-since={since}"):
-            _fetch(runner, dep, probe, want, None, required=True)
-        if not has_commit(runner, probe, new):
+        repo.history(want, _local_time(runner, worktree, dep.commit))
+        if not repo.has(new):
             # The branch moved since it was read; the commit read is still the new pin.
-            _fetch(runner, dep, probe, new, "--depth=1", required=True)
-        if not _descends(runner, probe, dep.commit, new) and gitfiles.is_shallow(probe):
-            _fetch(runner, dep, probe, want, "--unshallow")
-        if not has_commit(runner, probe, dep.commit):
-            _fetch(runner, dep, probe, dep.commit, "--depth=1")
-        return _span(runner, dep, probe, new, lines)
+            repo.fetch(new, "--depth=1", required=True)
+        if not repo.reaches(dep.commit, new):
+            repo.deepen(want, required=False)
+        if not repo.has(dep.commit):
+            repo.fetch(dep.commit, "--depth=1")
+        return _span(runner, dep, repo.path, new, lines)
+
+
+def compare(
+    runner: Runner,
+    subject: str,
+    url: str,
+    old: str,
+    new: str,
+    local: Path | None,
+    want: str | None = None,
+    stat: bool = False,
+) -> Comparison:
+    """old against new: read from local (the dependency's work tree) when it can answer,
+    else learned from url. want: the remote ref new was read from (default: new itself).
+    stat: also `git diff --shortstat` (which needs the trees and the changed blobs)."""
+    if local is not None and _answers(runner, local, old, new, stat):
+        return _comparison(runner, local, old, new, stat, fetched=False)
+    with probe.scratch(runner, subject, url) as repo:
+        want = want or new
+        repo.history(want, _local_time(runner, local, old) or repo.time(old))
+        if not repo.has(new):
+            repo.fetch(new, "--depth=1", required=True)  # the branch moved since it was read
+        if not repo.reaches(old, new) or repo.cut_between(old, new):
+            repo.deepen(want)
+            if not repo.reaches(old, new):
+                # Back or sideways (or old is not upstream at all): old's own history too.
+                repo.deepen(old, required=False)
+        return _comparison(runner, repo.path, old, new, stat, fetched=True)
+
+
+def _answers(runner: Runner, worktree: Path, old: str, new: str, stat: bool) -> bool:
+    """True when the dependency's repository holds both commits and the history between
+    (and, for stat, their files: in a partial clone git would fetch them into it)."""
+    gitdir = gitfiles.git_dir(worktree)
+    if gitdir is None:
+        return False
+    if stat and any((gitfiles.common_dir(gitdir) / "objects" / "pack").glob("*.promisor")):
+        return False
+    if not all(queries.has_commit(runner, worktree, sha) for sha in (old, new)):
+        return False
+    if not gitfiles.is_shallow(gitdir):
+        return True
+    # A shallow repository answers a forward move whose history it holds whole.
+    return queries.is_ancestor(runner, worktree, old, new) and not probe.is_cut(
+        runner, worktree, old, new
+    )
+
+
+def _comparison(
+    runner: Runner, repo: Path, old: str, new: str, stat: bool, fetched: bool
+) -> Comparison:
+    new_commit = queries.commit(runner, repo, new)
+    if not queries.has_commit(runner, repo, old):
+        return Comparison(old, new, (), (), False, fetched, None, new_commit)
+    added = tuple(queries.commits(runner, repo, new, old)) if old != new else ()
+    dropped = tuple(queries.commits(runner, repo, old, new)) if old != new else ()
+    found = _shortstat(runner, repo, old, new) if stat and old != new else None
+    return Comparison(old, new, added, dropped, True, fetched, queries.commit(runner, repo, old),
+                      new_commit, found)  # fmt: skip
+
+
+def _shortstat(runner: Runner, repo: Path, old: str, new: str) -> Stat:
+    """Files changed and lines added and removed (in a scratch repository git fetches the
+    trees and the changed blobs it needs, lazily, from the remote)."""
+    out = runner.run(repo, "diff", "--shortstat", "--no-renames", "--end-of-options", old, new,
+                     network=True)  # fmt: skip
+    found = _SHORTSTAT.search(out.stdout)
+    files, insertions, deletions = (int(g or 0) for g in found.groups()) if found else (0, 0, 0)
+    return Stat(files, insertions, deletions, _gitlink_moves(runner, repo, old, new))
+
+
+def _gitlink_moves(
+    runner: Runner, repo: Path, old: str, new: str
+) -> tuple[tuple[str, str, str], ...]:
+    """The nested submodules whose recorded commit differs between the two (trees only)."""
+    out = runner.run(repo, "diff-tree", "-r", "-z", "--no-renames", "--end-of-options", old, new,
+                     network=True)  # fmt: skip
+    fields = out.stdout.split("\0")
+    moves = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        parts = meta.lstrip(":").split()
+        if len(parts) == 5 and "160000" in parts[:2]:
+            moves.append((path, parts[2], parts[3]))
+    return tuple(moves)
 
 
 def _read(runner: Runner, dep: Dep, worktree: Path, new: str, lines: int) -> Span:
     for sha in (new, dep.commit):
-        if gitfiles.git_dir(worktree) is None or not has_commit(runner, worktree, sha):
+        if gitfiles.git_dir(worktree) is None or not queries.has_commit(runner, worktree, sha):
             raise GitError(
                 dep.name,
                 f"commit {sha} is not present locally and --offline forbids fetching it",
@@ -97,52 +193,25 @@ def _read(runner: Runner, dep: Dep, worktree: Path, new: str, lines: int) -> Spa
 
 
 def _span(runner: Runner, dep: Dep, repo: Path, new: str, lines: int) -> Span:
-    peeled = runner.run(repo, "rev-parse", "--verify", "-q", "--end-of-options",
-                        f"{new}^{{commit}}", check=False)  # fmt: skip
-    if peeled.status != 0:
+    peeled = queries.commit_sha(runner, repo, new)
+    if peeled is None:
         raise UsageError(dep.name, f"{new} is not a commit; nothing was changed")
-    new = peeled.stdout.strip()
+    new = peeled
     old = dep.commit
     if old == new:
         return Span(new, True)
-    if not has_commit(runner, repo, old):
+    if not queries.has_commit(runner, repo, old):
         return Span(new, False, known=False)
-    out = runner.run(repo, "log", "--format=%H%x00%h%x00%an%x00%ae%x00%aI%x00%s",
-                     f"{old}..{new}", "--", subject=dep.name)  # fmt: skip
-    commits, log = [], []
-    for line in out.stdout.splitlines():
-        sha, short, author, email, date, subject = line.split("\0", 5)
-        commits.append(Commit(sha, subject, author, email, date))
-        log.append(f"{short} {subject}")
-    descends = _descends(runner, repo, old, new)
+    commits = queries.commits(runner, repo, new, old, subject=dep.name)
+    log = [f"{c.sha[:7]} {c.subject}" for c in commits]
+    descends = queries.is_ancestor(runner, repo, old, new)
     return Span(new, descends, len(log), log[:lines], commits=commits)
 
 
-def _descends(runner: Runner, repo: Path, old: str, new: str) -> bool:
-    if not has_commit(runner, repo, old):
-        return False
-    out = runner.run(repo, "merge-base", "--is-ancestor", old, new, check=False)
-    return out.status == 0
-
-
-def _old_date(runner: Runner, worktree: Path, old: str) -> int | None:
-    """A day before the old pin's commit date, when the dependency's checkout has it."""
-    if gitfiles.git_dir(worktree) is None or not has_commit(runner, worktree, old):
+def _local_time(runner: Runner, worktree: Path | None, sha: str) -> int | None:
+    """The commit's date, when the dependency's checkout has the commit."""
+    if worktree is None or gitfiles.git_dir(worktree) is None:
         return None
-    out = runner.run(worktree, "--no-optional-locks", "log", "-1", "--format=%ct",
-                     "--end-of-options", old, "--", check=False)  # fmt: skip
-    date = out.stdout.strip()
-    return int(date) - _SLACK if out.status == 0 and date.isdigit() else None
-
-
-def _fetch(
-    runner: Runner, dep: Dep, probe: Path, want: str, depth: str | None, required: bool = False
-) -> bool:
-    """Fetch want's history (commits only) into the probe; False (GitError when required)."""
-    args = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", _FILTER,
-            *([depth] if depth else []), "--end-of-options", "origin",
-            f"+{want}:{_NEW}"]  # fmt: skip
-    out = runner.run(probe, *args, check=False, network=True)
-    if out.status != 0 and required:
-        raise command_error(dep.name, args, out)
-    return out.status == 0
+    if not queries.has_commit(runner, worktree, sha):
+        return None
+    return queries.commit_time(runner, worktree, sha)

@@ -19,10 +19,10 @@ else:  # pragma: no cover
 
 SCHEMA = 1
 BOM = "\ufeff"
-DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches")
+DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches", "groups")
 # What the legacy form may say beside `[qola] <name>_commit`, as `<name>_<key>`. Read only
 # for a name that has a `<name>_commit`: every other key in [qola] is other tools'.
-LEGACY_KEYS = ("track", "url", "submodules", "patches")
+LEGACY_KEYS = ("track", "url", "submodules", "patches", "groups")
 
 _FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
@@ -58,6 +58,7 @@ class Dep:
     key: str  # where the pin stands in the manifest, e.g. "deps.aiter.commit"
     line: int | None  # the pin's line in the manifest (1-based), when found
     abbreviated_from: str | None = None  # the legacy abbreviated pin this one was expanded from
+    groups: tuple[str, ...] = ()  # the groups `--group NAME` selects it by
 
     @property
     def is_abbreviated(self) -> bool:
@@ -75,9 +76,12 @@ class Manifest:
     # What loading it read, as stamp entries (qola/stamp.py); None: nothing vouches for it.
     looked: tuple[tuple[str, str], ...] | None = None
 
-    def select(self, names: tuple[str, ...] | list[str]) -> tuple[Dep, ...]:
-        """The named dependencies (all when none are named), in manifest order."""
-        if not names:
+    def select(
+        self, names: tuple[str, ...] | list[str], groups: tuple[str, ...] | list[str] = ()
+    ) -> tuple[Dep, ...]:
+        """The named dependencies and those in any of the groups (all when neither is given),
+        in manifest order."""
+        if not names and not groups:
             return self.deps
         known = {dep.name: dep for dep in self.deps}
         for name in names:
@@ -87,7 +91,17 @@ class Manifest:
                     f"no dependency named {name!r}",
                     _did_you_mean(name, list(known)) or f"known: {', '.join(known) or 'none'}",
                 )
-        return tuple(dep for dep in self.deps if dep.name in names)
+        every = sorted({group for dep in self.deps for group in dep.groups})
+        for group in groups:
+            if group not in every:
+                raise ManifestError(
+                    str(self.path),
+                    f"no dependency is in group {group!r}",
+                    _did_you_mean(group, every) or f"groups: {', '.join(every) or 'none'}",
+                )
+        return tuple(
+            dep for dep in self.deps if dep.name in names or any(g in groups for g in dep.groups)
+        )
 
 
 def load(
@@ -181,6 +195,7 @@ class _LegacyExtras:
     url: str | None = None
     submodules: bool = True
     patches: str | None = None
+    groups: tuple[str, ...] = ()
 
 
 class _Loader:
@@ -379,6 +394,7 @@ class _Loader:
                 raise self.fail(f"{where}.{key}", f"must be a string, not {table[key]!r}")
         if "submodules" in table and not isinstance(table["submodules"], bool):
             raise self.fail(f"{where}.submodules", "must be true or false")
+        groups = self._groups(f"{where}.groups", table.get("groups", []))
         if "commit" not in table:
             raise self.fail(where, "has no commit", f"pin it: qola bump {name} --to REF")
         commit = self._commit(f"{where}.commit", name, table["commit"], legacy=False)
@@ -415,6 +431,7 @@ class _Loader:
             submodule_name=module.name if module else None,
             key=f"{where}.commit",
             line=self.line(f"{where}.commit"),
+            groups=groups,
         )
 
     def _legacy_deps(
@@ -468,6 +485,7 @@ class _Loader:
                     submodule_name=module.name,
                     key=where,
                     line=self.line(where),
+                    groups=extra.groups,
                 )
             )
         shared = [d for d in deps if f"{d.name}_patches" not in qola]
@@ -500,6 +518,8 @@ class _Loader:
                 if not isinstance(value, bool):
                     raise self.fail(where, "must be true or false")
                 found.submodules = value
+            elif key == "groups":
+                found.groups = self._groups(where, value)
             elif not isinstance(value, str):
                 raise self.fail(where, f"must be a string, not {value!r}")
             elif key == "track":
@@ -509,6 +529,23 @@ class _Loader:
             else:
                 found.patches = self._path(where, value, root)
         return found
+
+    def _groups(self, where: str, value: Any) -> tuple[str, ...]:
+        """A list of group names: each a name as dependency names are, none twice."""
+        example = 'write it as a list of names, e.g. groups = ["fa", "gemm"]'
+        if not isinstance(value, list):
+            raise self.fail(where, f"must be a list of group names, not {value!r}", example)
+        for group in value:
+            if not isinstance(group, str) or not _NAME.fullmatch(group):
+                raise self.fail(
+                    where,
+                    f"{group!r} is not a usable group name",
+                    "use letters, digits, '_' and '-', starting with a letter or digit",
+                )
+        if len(set(value)) != len(value):
+            twice = next(g for g in value if value.count(g) > 1)
+            raise self.fail(where, f"names the group {twice!r} twice", "name each group once")
+        return tuple(value)
 
     def _track(self, where: str, track: str) -> str:
         if not track or track.startswith("-") or _CONTROL.search(track):

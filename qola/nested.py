@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 from qola import cache, console, fetching, gitconfig, gitfiles, modules, store
 from qola.errors import GitError, QolaError
 from qola.manifest import relative_url
-from qola.observe import Gitlink, gitlinks, has_commit, head_sha
+from qola.observe import Gitlink, gitlinks
+from qola.queries import has_commit, head_sha
 from qola.store import pin_ref
 
 if TYPE_CHECKING:

@@ -79,8 +79,8 @@ def _painted(line: str) -> str:
     return line[: start + 1] + colour.paint(line[start + 1 :], "yellow", sys.stdout)
 
 
-def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
-    """checkout's options (dest -> value; flags map to "") and names, or None.
+def parse(argv: list[str]) -> tuple[dict[str, str], list[str], list[str]] | None:
+    """checkout's options (dest -> value; flags map to ""), names and groups, or None.
 
     Common options may stand before `checkout` too: one given after it wins, as in
     qola/cli.py; then one given before it; then the environment.
@@ -96,12 +96,19 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
         return None
     options_: dict[str, str] = {}
     names: list[str] = []
+    groups: list[str] = []  # --group (after `checkout` only), the one option given repeatedly
     for arg in args:
         if arg == "--":
             names.extend(args)  # as click reads it: everything after `--` is a name
             break
         if arg.startswith("-"):
-            if not _read_option(arg, args, _CHECKOUT, options_):
+            flag, equals, value = arg.partition("=")
+            if flag == "--group":
+                following = value if equals else next(args, None)
+                if following is None:
+                    return None
+                groups.append(following)
+            elif not _read_option(arg, args, _CHECKOUT, options_):
                 return None  # -h, -qv, -j4 and the like: the full parser's to read
         else:
             names.append(arg)
@@ -118,7 +125,7 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str]] | None:
             options_[spec.dest] = found
     if "_QOLA_COMPLETE" in os.environ:
         return None  # click's shell completion
-    return options_, names
+    return options_, names, groups
 
 
 def _read_option(arg: str, rest: Iterator[str], table: dict[str, options.Spec],
@@ -158,7 +165,7 @@ def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
     parsed = parse(argv)
     if parsed is None or not _valid(parsed[0]):
         return None
-    given, names = parsed
+    given, names, groups = parsed
     searched_from = None
     if "manifest" in given:
         manifest = Path(given["manifest"])
@@ -171,6 +178,7 @@ def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
         "manifest": os.path.abspath(manifest),
         "root": os.path.abspath(given["root"]) if given.get("root") else None,
         "names": names,
+        "groups": groups,
         "cmake_out": os.path.abspath(given["cmake_out"]) if "cmake_out" in given else None,
     }
     notes = []
@@ -214,7 +222,7 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
     try:
         root = invocation["root"]
         manifest = load(manifest_path, Path(root) if root else None)
-        deps = manifest.select(invocation["names"])
+        deps = manifest.select(invocation["names"], invocation["groups"])
         if manifest.warnings:
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
         # The stamp lists what the loader and the look read, each as it was read.

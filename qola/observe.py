@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,7 +176,9 @@ def _observe(
         )  # fmt: skip
     head, branch = gitfiles.read_head(gitdir)
     if head is None and runner is not None:
-        head = head_sha(runner, worktree)
+        from qola import queries  # git runs only here: not on the no-op path
+
+        head = queries.head_sha(runner, worktree)
     initialised = override is not None or is_initialised_in_root(manifest.root, dep)
     half_made = head is not None and not gitfiles.has_index(gitdir)
     target = None
@@ -197,13 +200,6 @@ def is_initialised_in_root(root: Path, dep: Dep) -> bool:
     if dep.submodule_name is None or modules.config_file(root) is None:
         return True
     return modules.is_initialised(root, dep.submodule_name)
-
-
-def head_sha(runner: Runner, worktree: Path) -> str | None:
-    """HEAD's commit as git says (for HEADs the files alone cannot answer)."""
-    out = runner.run(worktree, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
-    sha = out.stdout.strip()
-    return sha if out.status == 0 and sha else None
 
 
 def gitlinks(
@@ -284,7 +280,9 @@ def submodule_states(
         if sub_gitdir is not None:
             head, _ = gitfiles.read_head(sub_gitdir)
             if head is None and runner is not None:
-                head = head_sha(runner, sub_tree)
+                from qola import queries
+
+                head = queries.head_sha(runner, sub_tree)
             half_made = head is not None and not gitfiles.has_index(sub_gitdir)
             if sub_series is not None:
                 applied = patches.remembered(sub_gitdir, sub_series, link.sha)
@@ -340,14 +338,6 @@ def index_gitlinks(
         if len(fields) >= 3 and fields[0] == "160000":
             links[path] = fields[1] if fields[2] == "0" and path not in links else None
     return links
-
-
-def has_commit(runner: Runner, worktree: Path, sha: str) -> bool:
-    """True when the commit is in the repository's object store."""
-    out = runner.run(
-        worktree, "cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", check=False
-    )
-    return out.status == 0
 
 
 def observe_local_work(
@@ -505,7 +495,12 @@ def upstream_commits(runner: Runner, state: DepState) -> tuple[str, ...]:
 
 def _pin_in(runner: Runner, root: Path, blob: str, key: str) -> list[str]:
     """The value at key (e.g. deps.aiter.commit) in a manifest blob, when it is a full SHA."""
-    import tomllib  # only on this path (local work, with commits on no branch)
+    # Imported only on this path (local work, with commits on no branch); Python 3.10 has
+    # no tomllib: tomli, as the manifest loader uses.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     out = runner.run(root, "cat-file", "blob", blob, check=False)
     try:

@@ -9,6 +9,7 @@ from qola.errors import ManifestError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
 from qola.observe import index_gitlinks
+from qola.queries import commit_sha
 
 
 def resolve(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> tuple[Dep, ...]:
@@ -24,17 +25,9 @@ def _resolve_one(manifest: Manifest, dep: Dep, runner: Runner) -> Dep:
             candidates.add(link)
     worktree = manifest.root / dep.path
     if not candidates and gitfiles.git_dir(worktree) is not None:
-        out = runner.run(
-            worktree,
-            "rev-parse",
-            "--verify",
-            "-q",
-            "--end-of-options",
-            f"{dep.commit}^{{commit}}",
-            check=False,
-        )
-        if out.status == 0 and out.stdout.strip():
-            candidates.add(out.stdout.strip())
+        found = commit_sha(runner, worktree, dep.commit)
+        if found:
+            candidates.add(found)
     if len(candidates) != 1:
         why = "ambiguous" if candidates else "not in the root's gitlink nor in the checkout"
         raise ManifestError(

@@ -52,7 +52,8 @@ from qola import gitfiles, store
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep
-from qola.observe import has_commit, head_sha, index_gitlinks
+from qola.observe import index_gitlinks
+from qola.queries import has_commit, head_sha
 
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").
 _LOCK_SUFFIX = ".lock"

@@ -6,10 +6,10 @@ garbage collection away from being unfetchable. This is the one check that uses 
 network, and only when asked.
 
 How: `ls-remote` finds the followed ref (the dep's `track`, else the remote's
-default branch); its history is fetched into a private, temporary bare repository
-(never into the dependency, which stays untouched), shallow back to a day before the
-pin's commit date when the checkout knows that date, and in full when that was not
-enough; then `merge-base --is-ancestor pin tip`.
+default branch); its history is fetched into a scratch repository (qola/probe.py:
+never into the dependency, which stays untouched; commits only), shallow back to a
+day before the pin's commit date when the checkout knows that date, and in full when
+that was not enough; then `merge-base --is-ancestor pin tip`.
 """
 
 from __future__ import annotations
@@ -18,14 +18,10 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from qola import bump, console, gitfiles, store
-from qola.git import Runner, command_error
+from qola import console, gitfiles, probe, queries
+from qola.git import Runner
 from qola.manifest import Dep, Manifest
-from qola.observe import has_commit
 from qola.verify import UNREACHABLE, Problem, Report
-
-_PROBE_REF = store.PROBE_REF
-_SLACK = 86400  # a day of clock skew between the pin's commit and the ones after it
 
 
 def add_problems(report: Report, runner: Runner) -> Report:
@@ -51,7 +47,7 @@ def reachability(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) ->
     else:
         empty = scratch / f"{dep.name}.ls-remote"
         empty.mkdir()
-        found = bump.find_ref(runner, dep, empty, dep.track)
+        found = queries.remote_ref(runner, empty, dep.name, dep.url, dep.track)
         if found is None:
             return Problem(
                 UNREACHABLE,
@@ -60,17 +56,12 @@ def reachability(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) ->
             )
         source, tip = found
         label = f"{'tag' if source.startswith('refs/tags/') else 'branch'} {dep.track!r}"
-    probe = scratch / f"{dep.name}.git"
-    runner.run(scratch, "init", "-q", "--bare", str(probe), subject=dep.name)
-    since = _pin_date(manifest, dep, runner)
-    if since is None or not _fetch(runner, dep, probe, source, f"--shallow-since={since}"):
-        _fetch(runner, dep, probe, source, None, required=True)
-    if not _contains(runner, probe, dep.commit) and gitfiles.is_shallow(probe):
-        _fetch(runner, dep, probe, source, "--unshallow", required=True)
-    if _contains(runner, probe, dep.commit):
-        return None
-    if tip is None:
-        tip = runner.run(probe, "rev-parse", f"{_PROBE_REF}^{{commit}}").stdout.strip()
+    with probe.scratch(runner, dep.name, dep.url) as repo:
+        repo.history(source, _pin_date(manifest, dep, runner), reaching=dep.commit)
+        if repo.reaches(dep.commit, probe.REF):
+            return None
+        if tip is None:
+            tip = queries.commit_sha(runner, repo.path, probe.REF) or "?"
     return Problem(
         UNREACHABLE,
         f"the pin {dep.commit[:12]} is not in the history of {label} at {dep.url} "
@@ -79,35 +70,8 @@ def reachability(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) ->
 
 
 def _pin_date(manifest: Manifest, dep: Dep, runner: Runner) -> int | None:
-    """A day before the pin's commit date, when the checkout has the pin; else None."""
+    """The pin's commit date, when the checkout has the pin; else None."""
     worktree = manifest.root / dep.path
     if gitfiles.git_dir(worktree) is None:
         return None
-    out = runner.run(
-        worktree, "--no-optional-locks", "log", "-1", "--format=%ct", "--end-of-options",
-        f"{dep.commit}^{{commit}}", "--", check=False,
-    )  # fmt: skip
-    date = out.stdout.strip()
-    return int(date) - _SLACK if out.status == 0 and date.isdigit() else None
-
-
-def _fetch(
-    runner: Runner, dep: Dep, probe: Path, source: str, depth: str | None, required: bool = False
-) -> bool:
-    """Fetch source's history into the probe; False (or GitError when required) on failure."""
-    args = ["fetch", "-q", "--no-tags", "--no-write-fetch-head", *([depth] if depth else [])]
-    out = runner.run(
-        probe, *args, "--end-of-options", dep.url, f"+{source}:{_PROBE_REF}",
-        check=False, network=True, progress=True,
-    )  # fmt: skip
-    if out.status != 0 and required:
-        raise command_error(dep.name, [*args, dep.url, source], out)
-    return out.status == 0
-
-
-def _contains(runner: Runner, probe: Path, sha: str) -> bool:
-    """True when sha is a commit in the history of the fetched ref."""
-    if not has_commit(runner, probe, sha):
-        return False
-    out = runner.run(probe, "merge-base", "--is-ancestor", sha, _PROBE_REF, check=False)
-    return out.status == 0
+    return queries.commit_time(runner, worktree, dep.commit)

@@ -16,9 +16,9 @@ from qola.observe import SubmoduleState
 from qola.verify import OVERRIDDEN, DepReport, Problem, Report
 
 if TYPE_CHECKING:
-    from qola.bump import Move
     from qola.checkout import Result
     from qola.manifest import Dep, Manifest
+    from qola.moves import Move
 
 Paint = Callable[[str, str], str]
 JSON_SCHEMA = 1

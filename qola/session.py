@@ -28,6 +28,7 @@ class Common:
     quiet: bool
     names: tuple[str, ...]
     searched_from: Path | None = None  # without -m: the folder the search for it began in
+    groups: tuple[str, ...] = ()  # --group: every dependency in these is selected too
 
 
 @dataclass
@@ -80,7 +81,7 @@ def session(
             if loaded is None:
                 assert staged is not None
                 loaded = pincheck.load_staged(common.manifest, common.root, runner, staged)
-            deps = loaded.select(common.names)
+            deps = loaded.select(common.names, common.groups)
             for dep in deps:
                 env.add_clone_source(dep.url, loaded.root)
             sess = Session(loaded, deps, runner, common, env)

@@ -16,13 +16,13 @@ from qola.manifest import Dep, Manifest
 from qola.observe import (
     DepState,
     SubmoduleState,
-    head_sha,
     index_gitlinks,
     observe,
     status,
     submodule_states,
 )
 from qola.patches import Series, SeriesError
+from qola.queries import head_sha
 from qola.repoconfig import UnsafeConfigError
 
 # Kinds of problem. Only `overridden` is not a failure.

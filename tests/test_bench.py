@@ -19,7 +19,7 @@ def test_bench_quick_run_measures_every_row_it_is_asked_for(tmp_path):
             str(REPO / "bench" / "run.py"),
             "--quick",
             "--only",
-            "noop,cold,nested",
+            "noop,cold,workflow,nested",
             "--deps",
             "1,10",
             "--repeat",
@@ -59,4 +59,9 @@ def test_bench_quick_run_measures_every_row_it_is_asked_for(tmp_path):
     assert nested["qola checkout"]["received"] <= floors * 1.05
     assert nested["git submodule update"]["received"] > 2 * floors
     assert nested["qola checkout --cache"]["received"] < 0.01 * floors
+    workflow = sections["workflow"]
+    branch = workflow["git fetch main"]["received"]
+    for command in ("qola diff", "qola outdated"):  # commits only: no tree, no blob
+        assert workflow[command]["received"] < workflow["git fetch main blob:none"]["received"]
+        assert workflow[command]["received"] < 0.01 * branch
     assert re.search(r"goal +measured +goal +result\n", proc.stdout)  # the table of goals

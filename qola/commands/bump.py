@@ -10,9 +10,9 @@ from qola import console
 from qola.session import Common, Session, finite, session
 
 if TYPE_CHECKING:
-    from qola.bump import Move
     from qola.checkout import Result
     from qola.manifest import Dep
+    from qola.moves import Move
 
 
 def bump(
@@ -33,7 +33,7 @@ def bump(
 
     fmt json (with dry_run only): the move as a JSON document, nothing else on stdout.
     """
-    from qola import bump as moves
+    from qola import moves
     from qola.checkout import checkout as run_checkout
     from qola.plan import Options
 
@@ -95,7 +95,7 @@ def bump(
 
 def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> None:
     """Commit a pin an earlier `bump --commit` wrote but did not commit (killed between)."""
-    from qola import bump as moves
+    from qola import moves
 
     dep = move.dep
     committed = moves.committed_pin(sess.runner, sess.manifest, dep)
@@ -114,7 +114,7 @@ def stage(
     sess: Session, raw: bytes, pins: dict[Dep, str], gitlinks: dict[Dep, str | None]
 ) -> None:
     """Stage the new pins with their gitlinks, so that the next `git commit` has both."""
-    from qola import bump as moves
+    from qola import moves
 
     for dep, sha in pins.items():
         if gitlinks.get(dep) is not None:
@@ -131,4 +131,97 @@ def report_failures(result: Result, after: str = "") -> int:
         console.message(error.render())
     if after:
         console.message(f"qola: the checkout failed; {after}nothing was committed")
+    return result.exit_code
+
+
+def bump_all(
+    common: Common,
+    dry_run: bool,
+    do_commit: bool,
+    no_checkout: bool,
+    allow_downgrade: bool,
+    offline: bool,
+    force: bool,
+    lock_timeout: float,
+    fetch_timeout: float,
+) -> int:
+    """Move every pin that has a track (of the selected ones) to its tip, all or nothing."""
+    from qola import batch, moves
+    from qola.plan import Options
+
+    with session(common) as sess:
+        sess.runner.timeout = finite(fetch_timeout)
+        tracked = tuple(dep for dep in sess.deps if dep.track)
+        untracked = [dep.name for dep in sess.deps if not dep.track]
+        if untracked:
+            sess.note(f"no track to follow, left as they are: {', '.join(untracked)}")
+        # Every move planned (and every refusal met) before anything is written.
+        if not tracked:
+            console.result("nothing to bump: no selected dependency has a track to follow")
+            return 0
+        planned = batch.plan(sess.runner, sess.manifest, tracked, offline, allow_downgrade)
+        moving = [move for move in planned if move.old != move.new]
+        for move in planned:
+            if move.old == move.new:
+                console.result(f"{move.dep.name} is already at {move.new[:12]} ({move.ref})")
+                continue
+            console.result(move.headline())
+            for line in move.log:
+                console.result(f"  {line}")
+            if move.count > len(move.log):
+                console.result(f"  ... and {move.count - len(move.log)} more")
+        if not moving or dry_run:
+            if dry_run:
+                console.result("dry run: nothing was written")
+            return 0
+        raw, text = moves.read_manifest(sess.manifest)
+        pins = {move.dep: move.new for move in moving}
+        new_text = moves.edit_pins(sess.manifest, text, pins)
+        if not no_checkout:
+            options = Options(offline, force)
+            steps, refused = batch.prepare(sess.runner, sess.manifest, moving, options)
+            if refused:
+                for error in refused:
+                    console.message(error.render())
+                console.message("qola: bump --all: nothing was changed")
+                return refused[0].exit_code
+            result, restored = batch.move_all(sess.runner, sess.manifest, steps, options,
+                                              sess.note, lock_timeout)  # fmt: skip
+            if restored is not None:
+                return _report_rollback(sess, result, restored)
+            for item in steps:
+                if item.overridden is not None:
+                    sess.note(f"{item.move.dep.name}: overridden by {item.overridden}; not moved")
+                elif item.head is None:
+                    sess.note(f"{item.move.dep.name}: not checked out; `qola checkout` "
+                              "fetches its new pin")  # fmt: skip
+        gitlinks = {dep: moves.root_gitlink(sess.runner, sess.manifest, dep) for dep in pins}
+        moves.write_manifest(sess.manifest, raw, new_text)
+        sess.note(f"{sess.manifest.path.name} now pins {len(pins)} new commits")
+        if not do_commit:
+            stage(sess, raw, pins, gitlinks)
+            return 0
+        links = {dep.path: pins[dep] for dep in pins if gitlinks[dep] is not None}
+        sha = moves.commit(sess.runner, sess.manifest, batch.message(moving), links)
+        console.result(f"committed {sha[:12]}: {batch.message(moving).splitlines()[0]}")
+        return 0
+
+
+def _report_rollback(sess: Session, result: Result, restored: Result) -> int:
+    """A move failed: say so, and whether every dependency is back where it was."""
+    for error in result.failures.values():
+        console.message(error.render())
+    if restored.failures:
+        for error in restored.failures.values():
+            console.message(error.render())
+        stuck = ", ".join(restored.failures)
+        console.message(
+            f"qola: bump --all failed and could not put back {stuck} (above); "
+            f"{sess.manifest.path.name} and the index are unchanged"
+        )
+    else:
+        console.message(
+            "qola: bump --all failed: every dependency was put back where it was; "
+            f"{sess.manifest.path.name} and the index are unchanged, nothing was committed"
+        )
     return result.exit_code

@@ -9,7 +9,7 @@ from qola.session import Common, session
 
 def freeze(common: Common, dry_run: bool) -> int:
     """Rewrite pins (all, or the names given) to what is checked out, in full."""
-    from qola import bump as moves
+    from qola import moves
 
     with session(common) as sess:
         changes = {}

@@ -10,8 +10,7 @@ from qola import console
 
 def init(manifest: Path, dry_run: bool) -> int:
     """Write (or with dry_run print) a manifest pinning each submodule at its gitlink."""
-    from qola import bump as moves
-    from qola import git
+    from qola import git, moves
     from qola.errors import UsageError
     from qola.manifest import repository_top
 

@@ -1,4 +1,7 @@
-"""Moving pins: `bump` (to a branch, tag or SHA), `freeze` (to what is checked out), `init`."""
+"""Moving pins: `bump` (to a branch, tag or SHA), `freeze` (to what is checked out), `init`.
+
+The library the `bump`, `freeze` and `init` commands (qola/commands/) share.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +13,20 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import edit, gitconfig, gitfiles, history, patches
+from qola import edit, gitconfig, gitfiles, history, patches, queries
 from qola.errors import GitError, QolaError, UsageError
-from qola.git import Runner, command_error
+from qola.git import Runner
 from qola.init_manifest import render_init
 from qola.manifest import BOM, Dep, Manifest
-from qola.observe import head_sha, index_gitlinks
+from qola.observe import index_gitlinks
+from qola.queries import head_sha
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-_FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_FULL_SHA = queries.FULL_SHA
 LOG_LINES = 20  # the short log shown and put in the commit message
 
 
@@ -36,7 +40,7 @@ class Move:
     ref: str
     count: int = 0
     log: list[str] = field(default_factory=list)
-    commits: list[history.Commit] = field(default_factory=list)  # all of them, newest first
+    commits: list[queries.Commit] = field(default_factory=list)  # all of them, newest first
 
     def headline(self) -> str:
         """`aiter d32b0cb..9f1e2aa (37 commits)`"""
@@ -72,18 +76,11 @@ def resolve(
 
 def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> tuple[str, str]:
     if ref is None:
-        out = runner.run(
-            where, "ls-remote", "--symref", "--end-of-options", dep.url, "HEAD",
-            check=False, network=True,
-        )  # fmt: skip
-        if out.status != 0:
-            raise command_error(dep.name, ["ls-remote", dep.url], out)
-        for line in out.stdout.splitlines():
-            sha, _, name = line.partition("\t")
-            if name == "HEAD" and _FULL_SHA.match(sha):
-                return sha, "HEAD"
-        raise GitError(dep.name, f"{dep.url} has no default branch", "give --to REF")
-    found = find_ref(runner, dep, where, ref)
+        sha = queries.default_branch(runner, where, dep.name, dep.url)
+        if sha is None:
+            raise GitError(dep.name, f"{dep.url} has no default branch", "give --to REF")
+        return sha, "HEAD"
+    found = queries.remote_ref(runner, where, dep.name, dep.url, ref)
     if found is not None:
         return found[1], found[0]
     raise UsageError(
@@ -93,37 +90,12 @@ def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> tuple[
     )
 
 
-def find_ref(runner: Runner, dep: Dep, where: Path, ref: str) -> tuple[str, str] | None:
-    """(full ref name, commit SHA) of a branch or tag of dep's remote; None if it has none.
-
-    A tag wins over a branch of the same name, and an annotated tag is peeled to its
-    commit. `where` is the folder git runs in (no repository is needed).
-    """
-    out = runner.run(
-        where, "ls-remote", "--end-of-options", dep.url, ref, check=False, network=True
-    )
-    if out.status != 0:
-        raise command_error(dep.name, ["ls-remote", dep.url, ref], out)
-    refs: dict[str, str] = {}
-    for line in out.stdout.splitlines():
-        sha, _, name = line.partition("\t")
-        refs[name] = sha
-    for name in (f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}", f"refs/heads/{ref}", ref,
-                 f"{ref}^{{}}"):  # fmt: skip
-        if name in refs:
-            return name.removesuffix("^{}"), refs[name]
-    return None
-
-
 def _resolve_locally(runner: Runner, dep: Dep, worktree: Path, ref: str) -> str:
     if gitfiles.git_dir(worktree) is not None:
         for name in (f"refs/remotes/origin/{ref}", f"refs/tags/{ref}", ref):
-            out = runner.run(
-                worktree, "rev-parse", "--verify", "-q", "--end-of-options", f"{name}^{{commit}}",
-                check=False,
-            )  # fmt: skip
-            if out.status == 0 and out.stdout.strip():
-                return out.stdout.strip()
+            sha = queries.commit_sha(runner, worktree, name)
+            if sha:
+                return sha
     raise GitError(
         dep.name,
         f"{ref!r} is not known locally and --offline forbids asking {dep.url}",
@@ -246,8 +218,8 @@ def commit(runner: Runner, manifest: Manifest, move_message: str, gitlinks: dict
     with tempfile.TemporaryDirectory(prefix="qola-index-") as folder:
         index = os.path.join(folder, "index")
         private = Runner(env={**runner.env, "GIT_INDEX_FILE": index}, trust=runner.trust)
-        has_head = runner.run(root, "rev-parse", "-q", "--verify", "HEAD", check=False)
-        if has_head.status == 0:
+        parent = head_sha(runner, root)
+        if parent is not None:
             private.run(root, "read-tree", "HEAD")
         blob = runner.run(root, "hash-object", "-w", "--", rel).stdout.strip()
         entry = private.run(root, "ls-files", "-s", "--", rel).stdout.split()
@@ -257,11 +229,11 @@ def commit(runner: Runner, manifest: Manifest, move_message: str, gitlinks: dict
         staging = [arg for entry in entries for arg in ("--cacheinfo", entry)]
         private.run(root, "update-index", "--add", *staging)
         tree = private.run(root, "write-tree").stdout.strip()
-    parents = ["-p", has_head.stdout.strip()] if has_head.status == 0 else []
+    parents = ["-p", parent] if parent is not None else []
     sha = runner.run(root, "commit-tree", tree, *parents, "-m", move_message).stdout.strip()
     # The real index: manifest and gitlinks in one write, before HEAD moves.
     runner.run(root, "update-index", "--add", *staging)
-    old = has_head.stdout.strip() if has_head.status == 0 else "0" * 40
+    old = parent or "0" * 40
     runner.run(root, "update-ref", "-m", "qola bump", "HEAD", sha, old)
     return sha
 
@@ -271,11 +243,11 @@ def committed_pin(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
     rel = os.path.relpath(manifest.path, manifest.root)
     if rel.startswith("..") or gitfiles.git_dir(manifest.root) is None:
         return None
-    out = runner.run(manifest.root, "cat-file", "blob", f"HEAD:{rel}", check=False)
-    if out.status != 0:
+    text = queries.blob_at(runner, manifest.root, "HEAD", rel)
+    if text is None:
         return None
     try:
-        found: object = tomllib.loads(out.stdout)
+        found: object = tomllib.loads(text)
     except Exception:  # any document at all: a pin that cannot be read is no pin
         return None
     for part in dep.key.split("."):  # names hold no dots: deps.<name>.commit, qola.<name>_commit

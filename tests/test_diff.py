@@ -1,0 +1,326 @@
+"""`qola diff [REV]`: the pins at a revision of the root against the work tree's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from repos import git, ran, snapshot
+from superprojects import legacy_superproject
+
+from qola import markdown
+
+
+def diff(run_qola, project, *args: str):
+    return run_qola("diff", "-m", str(project.manifest), *args)
+
+
+def subject_of(upstream, sha: str) -> str:
+    return git(upstream.lib, "log", "-1", "--format=%s", sha)
+
+
+@pytest.fixture
+def moved_forward(make_project, upstream):
+    """HEAD pins lib v2; the work tree's manifest pins main's tip (one commit later).
+    Nothing is checked out."""
+    project = make_project()
+    project.set_pin(upstream.lib_v2, upstream.lib_tip)
+    return project
+
+
+@pytest.fixture
+def moved_back(make_project, upstream):
+    """HEAD pins main's tip; the work tree's manifest pins v2, an ancestor."""
+    project = make_project(pin=upstream.lib_tip)
+    project.set_pin(upstream.lib_tip, upstream.lib_v2)
+    return project
+
+
+def test_diff_moved_pin_lists_the_commits_between(moved_forward, upstream, run_qola):
+    res = diff(run_qola, moved_forward)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        f"lib {upstream.lib_v2[:7]}..{upstream.lib_tip[:7]} (1 commit)\n"
+        f"  {upstream.lib_tip[:7]} lib v4 (qola tests, 2024-01-01)\n"
+    )
+    assert res.stderr == ""
+
+
+def test_diff_of_an_absent_dependency_fetches_commits_only_into_a_scratch_repository(
+    moved_forward, run_qola
+):
+    before = snapshot(moved_forward.root)
+    res = diff(run_qola, moved_forward, "-v")
+    assert res.exit_code == 0
+    fetches = [command for command in ran(res.stderr) if command.startswith("fetch ")]
+    assert fetches and all("--filter=tree:0" in line for line in fetches)
+    assert snapshot(moved_forward.root) == before  # nothing written: no clone, no file
+
+
+def test_diff_reads_a_full_clone_of_the_dependency_without_fetching(
+    moved_forward, upstream, run_qola
+):
+    git(moved_forward.root, "clone", "-q", str(upstream.lib), "3rdparty/lib")
+    before = snapshot(moved_forward.root)
+    res = diff(run_qola, moved_forward, "-v")
+    assert res.exit_code == 0
+    assert f"  {upstream.lib_tip[:7]} lib v4 (qola tests, 2024-01-01)\n" in res.stdout
+    assert not [command for command in ran(res.stderr) if command.startswith("fetch ")]
+    assert snapshot(moved_forward.root) == before
+
+
+def test_diff_verbose_fetches_nothing_into_a_partial_clone_of_the_dependency(
+    tmp_path, moved_forward, upstream, run_qola
+):
+    """Its blobs would be fetched lazily into it: the scratch repository fetches them."""
+    server = tmp_path / "filtering.git"
+    git(tmp_path, "clone", "-q", "--bare", str(upstream.lib), str(server))
+    git(server, "config", "uploadpack.allowFilter", "true")
+    git(moved_forward.root, "clone", "-q", "--filter=blob:none", "--no-checkout",
+        f"file://{server}", "3rdparty/lib")  # fmt: skip
+    assert git(moved_forward.lib, "rev-list", "--objects", "--missing=print", "--all").count("?")
+    before = snapshot(moved_forward.root)
+    res = diff(run_qola, moved_forward, "-v")
+    assert res.exit_code == 0, res.stderr
+    assert "  1 file changed, 1 insertions(+), 1 deletions(-)\n" in res.stdout
+    assert snapshot(moved_forward.root) == before
+
+
+def test_diff_of_a_dependency_qola_checked_out_leaves_it_untouched(
+    pinned_by_qola, upstream, run_qola
+):
+    pinned_by_qola.set_pin(upstream.lib_v2, upstream.lib_tip)
+    before = snapshot(pinned_by_qola.root)
+    res = diff(run_qola, pinned_by_qola)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith(f"lib {upstream.lib_v2[:7]}..{upstream.lib_tip[:7]} (1 commit)\n")
+    assert snapshot(pinned_by_qola.root) == before
+
+
+def test_diff_downgrade_is_flagged_with_the_dropped_commits(moved_back, upstream, run_qola):
+    res = diff(run_qola, moved_back)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        f"lib {upstream.lib_tip[:7]}..{upstream.lib_v2[:7]} (DOWNGRADE: drops 1 commit)\n"
+        f"  dropped: {upstream.lib_tip[:7]} lib v4 (qola tests, 2024-01-01)\n"
+    )
+
+
+def test_diff_move_to_a_side_branch_is_flagged_as_not_a_descendant(
+    make_project, upstream, run_qola
+):
+    project = make_project()
+    project.set_pin(upstream.lib_v2, upstream.lib_v3)
+    res = diff(run_qola, project)
+    assert res.stdout == (
+        f"lib {upstream.lib_v2[:7]}..{upstream.lib_v3[:7]} (NOT A DESCENDANT: 1 commit added, "
+        "1 dropped)\n"
+        f"  {upstream.lib_v3[:7]} update side.txt (qola tests, 2024-01-01)\n"
+        f"  dropped: {upstream.lib_v2[:7]} lib v2, nested v2 (qola tests, 2024-01-01)\n"
+    )
+
+
+def test_diff_verbose_adds_the_stat_and_the_nested_submodule_move(
+    make_project, upstream, run_qola
+):
+    project = make_project(pin=upstream.lib_v1)
+    project.set_pin(upstream.lib_v1, upstream.lib_v2)
+    res = diff(run_qola, project, "-v")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        f"lib {upstream.lib_v1[:7]}..{upstream.lib_v2[:7]} (1 commit)\n"
+        f"  {upstream.lib_v2[:7]} lib v2, nested v2 (qola tests, 2024-01-01)\n"
+        "  2 files changed, 2 insertions(+), 1 deletions(-)\n"
+        f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
+    )
+
+
+def test_diff_added_and_removed_dependencies(make_project, upstream, run_qola):
+    other = f'[deps.other]\npath = "3rdparty/other"\nurl = "{upstream.nested}"\n'
+    project = make_project(extra=other + f'commit = "{upstream.nested_v1}"\n')
+    text = project.manifest.read_text().replace(other, other.replace("other", "fresh"))
+    project.manifest.write_text(text)
+    res = diff(run_qola, project)
+    assert res.stdout == (
+        f"fresh added at {upstream.nested_v1[:12]} (3rdparty/fresh)\n"
+        f"other removed (was at {upstream.nested_v1[:12]}, 3rdparty/other)\n"
+    )
+
+
+def test_diff_without_changes_says_so(make_project, run_qola):
+    res = diff(run_qola, make_project())
+    assert (res.exit_code, res.stdout) == (0, "no pin changed since HEAD\n")
+
+
+def test_diff_against_a_revision_before_the_manifest_lists_every_pin_as_new(
+    make_project, upstream, run_qola
+):
+    project = make_project()
+    empty_tree = git(project.root, "mktree", "--missing")
+    git(project.root, "tag", "empty", git(project.root, "commit-tree", empty_tree, "-m", "empty"))
+    res = diff(run_qola, project, "empty")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        "qola.toml did not exist at empty: every pin is new\n"
+        f"lib added at {upstream.lib_v2[:12]} (3rdparty/lib)\n"
+    )
+
+
+def test_diff_legacy_form_with_an_abbreviated_pin_at_the_revision(tmp_path, upstream, run_qola):
+    """TE's form: the pin at HEAD is abbreviated and expanded by HEAD's own gitlink."""
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v2,
+                               written=upstream.lib_v2[:10])  # fmt: skip
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(upstream.lib_v2[:10], upstream.lib_tip))
+    res = run_qola("diff", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        f"lib {upstream.lib_v2[:7]}..{upstream.lib_tip[:7]} (1 commit)\n"
+        f"  {upstream.lib_tip[:7]} lib v4 (qola tests, 2024-01-01)\n"
+    )
+
+
+def test_diff_against_a_branch(moved_forward, upstream, run_qola):
+    git(moved_forward.root, "branch", "dev")
+    git(moved_forward.root, "commit", "-q", "-am", "bump lib")
+    res = diff(run_qola, moved_forward, "dev")
+    assert res.stdout.startswith(f"lib {upstream.lib_v2[:7]}..{upstream.lib_tip[:7]} (1 commit)\n")
+    assert diff(run_qola, moved_forward).stdout == "no pin changed since HEAD\n"
+
+
+def test_diff_markdown_is_a_table_with_the_commits_below(moved_back, upstream, run_qola):
+    res = diff(run_qola, moved_back, "--format", "markdown")
+    assert res.exit_code == 0, res.stderr
+    tip, v2 = upstream.lib_tip, upstream.lib_v2
+    assert res.stdout == (
+        "### qola: pins changed since `HEAD`\n\n"
+        "| dependency | change | from | to | commits |\n"
+        "|---|---|---|---|---|\n"
+        f"| `lib` | ⚠️ **downgrade** | `{tip[:12]}` | `{v2[:12]}` | +0 / -1 |\n\n"
+        "<details><summary><code>lib</code>: 0 commits, 1 dropped</summary>\n\n"
+        f"- dropped: `{tip[:7]}` lib v4 (qola tests, 2024-01-01)\n\n"
+        "</details>\n"
+    )
+
+
+def test_diff_markdown_without_changes_is_one_line(make_project, run_qola):
+    res = run_qola("diff", "-m", str(make_project().manifest), "--format", "markdown")
+    assert res.stdout == "qola: no pin changed since `HEAD`.\n"
+
+
+def test_diff_json_document(moved_forward, upstream, run_qola):
+    res = diff(run_qola, moved_forward, "--format", "json")
+    document = json.loads(res.stdout)
+    assert document["schema"] == 1
+    assert document["rev"] == "HEAD"
+    assert document["rev_commit"] == git(moved_forward.root, "rev-parse", "HEAD")
+    assert document["manifest_at_rev"] is True
+    assert document["unchanged"] == []
+    [change] = document["changes"]
+    assert change == {
+        "name": "lib",
+        "change": "moved",
+        "path": "3rdparty/lib",
+        "url": str(upstream.lib),
+        "old": upstream.lib_v2,
+        "new": upstream.lib_tip,
+        "known": True,
+        "descends": True,
+        "commits": [
+            {
+                "sha": upstream.lib_tip,
+                "subject": "lib v4",
+                "author": "qola tests",
+                "date": "2024-01-01T00:00:00Z",
+            }
+        ],
+        "dropped": [],
+        "old_path": "3rdparty/lib",
+        "old_url": str(upstream.lib),
+        "stat": None,
+        "error": None,
+    }
+
+
+def test_diff_unknown_revision_exits_2_and_writes_nothing(moved_forward, run_qola):
+    before = snapshot(moved_forward.root)
+    res = diff(run_qola, moved_forward, "no-such-branch")
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: no-such-branch: is not a commit of {moved_forward.root}\n"
+        "hint: give a branch, tag or commit of the root's repository (e.g. origin/main); "
+        "in CI, fetch it first\n"
+    )
+    assert snapshot(moved_forward.root) == before
+
+
+def test_diff_invalid_manifest_at_the_revision_exits_2_naming_it(make_project, run_qola):
+    project = make_project()
+    good = project.manifest.read_text()
+    project.manifest.write_text(good.replace('track = "main"', 'trak = "main"'))
+    git(project.root, "commit", "-q", "-am", "typo")
+    project.manifest.write_text(good)
+    before = snapshot(project.root)
+    res = diff(run_qola, project)
+    assert res.exit_code == 2
+    assert res.stderr == (
+        "qola: HEAD:qola.toml:6: deps.lib.trak: unknown key\nhint: did you mean 'track'?\n"
+    )
+    assert snapshot(project.root) == before
+
+
+def test_diff_bad_format_exits_2(moved_forward, run_qola):
+    res = diff(run_qola, moved_forward, "--format", "html")
+    assert res.exit_code == 2
+    assert "Invalid value for '--format'" in res.stderr
+
+
+def test_diff_unreachable_dependency_exits_3_after_printing_the_rest(
+    tmp_path, make_project, upstream, run_qola
+):
+    gone = tmp_path / "gone.git"
+    shutil.copytree(upstream.nested, gone)
+    extra = f'[deps.other]\npath = "3rdparty/other"\nurl = "{gone}"\n'
+    project = make_project(extra=extra + f'commit = "{upstream.nested_v1}"\n')
+    project.set_pin(upstream.lib_v2, upstream.lib_tip)
+    project.set_pin(upstream.nested_v1, upstream.nested_v2)
+    shutil.rmtree(gone)
+    res = diff(run_qola, project)
+    assert res.exit_code == 3
+    assert res.stdout == (
+        f"lib {upstream.lib_v2[:7]}..{upstream.lib_tip[:7]} (1 commit)\n"
+        f"  {upstream.lib_tip[:7]} lib v4 (qola tests, 2024-01-01)\n"
+        f"other {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]} "
+        "(commits unknown: the history could not be fetched)\n"
+    )
+    assert res.stderr.startswith("qola: other: `git fetch")
+
+
+def test_markdown_text_neither_marks_up_nor_mentions_nor_links():
+    zero = "\u200b"
+    assert markdown.text("fix *all* the_things | <b> @bob (#12)") == (
+        f"fix \\*all\\* the\\_things \\| \\<b\\> @{zero}bob \\(\\#{zero}12\\)"
+    )
+    assert markdown.code("a`b") == "``a`b``"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/ROCm/aiter.git",
+        "https://github.com/ROCm/aiter",
+        "git@github.com:ROCm/aiter.git",
+        "ssh://git@github.com/ROCm/aiter.git",
+    ],
+)
+def test_markdown_links_commits_of_github_repositories(url):
+    assert markdown.commit_link(url, "d32b0cb62e", "d32b0cb") == (
+        "[`d32b0cb`](https://github.com/ROCm/aiter/commit/d32b0cb62e)"
+    )
+
+
+def test_markdown_does_not_link_other_hosts():
+    assert markdown.commit_link("https://gitlab.com/a/b.git", "d32b0cb62e", "d32b0cb") == (
+        "`d32b0cb`"
+    )
