@@ -10,7 +10,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import cache, fetching, gitfiles, modules, names, nested, patches, recovery, store
+from qola import (
+    cache,
+    cmake_env,
+    fetching,
+    gitfiles,
+    modules,
+    names,
+    nested,
+    patches,
+    recovery,
+    store,
+)
 from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner
 from qola.manifest import Dep
@@ -221,8 +232,13 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
-            f"run once without --offline, or point {names.override_variable(dep.name)} "
-            "at a local copy",
+            cmake_env.hint(
+                f"run once without --offline, or point {names.override_variable(dep.name)} "
+                "at a local copy",
+                "configure once with the network: "
+                f"{cmake_env.reconfigure('-DQOLA_OFFLINE=OFF')}; or use a copy you have: "
+                + cmake_env.reconfigure(f"-D{names.override_variable(dep.name)}=/path/to/it"),
+            ),
         )
     if gitdir is not None and not reuse:
         modules.refuse_unusable(gitdir, dep.name)
@@ -395,7 +411,10 @@ def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -
     raise GitError(
         dep.name,
         f"commit {dep.commit} is not present locally and --offline forbids fetching it",
+        cmake_env.hint(
         "run once without --offline",
+        "configure once with the network: " + cmake_env.reconfigure("-DQOLA_OFFLINE=OFF"),
+    ),
     )
 
 
@@ -423,8 +442,15 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     return RefusedError(
         dep.name,
         "\n".join(lines),
-        "then run qola again; or run it with --force to save all of it under "
-        f"{store.backup_prefix(dep.name)} and go on",
+        cmake_env.hint(
+            "then run qola again; or run it with --force to save all of it under "
+            f"{store.backup_prefix(dep.name)} and go on",
+            "then configure again; or let qola save all of it under "
+            f"{store.backup_prefix(dep.name)} and go on, once:\n    "
+            f"{cmake_env.rerun('--force')}\n"
+            "or on every configure: "
+            f"{cmake_env.reconfigure('-DQOLA_FORCE=ON')} (it stays in the cache until set OFF)",
+        ),
     )
 
 
