@@ -183,7 +183,11 @@ cmake_policy(PUSH)
 cmake_policy(VERSION 3.21)
 
 # The format of the results file and its stamp this module understands: a copy of
-# qola/stamp.py's FORMAT (CMake cannot import Python; a test proves the two equal).
+# qola/stamp.py's FORMAT (CMake cannot import Python; a test proves the two equal);
+# and the module's folder. In the cache too: qola_checkout() may be called from a
+# folder that did not include this file, above it (FetchContent, add_subdirectory).
+set(_QOLA_RESULTS_FORMAT 2 CACHE INTERNAL "qola: the results format QoLA.cmake reads")
+set(_QOLA_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE INTERNAL "qola: QoLA.cmake's folder")
 set(_QOLA_RESULTS_FORMAT 2)
 set(_QOLA_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
