@@ -176,3 +176,45 @@ def test_refusal_hint_gives_the_one_off_command_that_runs_as_it_says(
     ran = subprocess.run(["sh", "-c", once], capture_output=True, text=True, check=False)
     assert ran.returncode == 0, ran.stderr
     assert head(consumer.lib) == upstream.lib_v2
+
+
+# git 2.45 and later name both owners before the advice; those lines stay.
+NEWER_GITS_REFUSAL = """\
+fatal: detected dubious ownership in repository at '/src/3rdparty/lib'
+'/src/3rdparty/lib' is owned by:
+\t12345
+but the current user is:
+\t0
+To add an exception for this directory, call:
+
+\tgit config --global --add safe.directory /src/3rdparty/lib
+"""
+
+
+@pytest.mark.parametrize("under_cmake", [False, True])
+def test_git_error_keeps_the_owners_and_drops_the_global_trust_advice(
+    under_cmake: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qola.git import Output, command_error
+
+    if under_cmake:
+        monkeypatch.setenv("QOLA_CMAKE_BINARY_DIR", "/src/build")
+
+    error = command_error("lib", ["status"], Output(128, "", NEWER_GITS_REFUSAL))
+
+    assert error.problem == (
+        "`git status` failed with exit code 128:\n"
+        "    fatal: detected dubious ownership in repository at '/src/3rdparty/lib'\n"
+        "    '/src/3rdparty/lib' is owned by:\n"
+        "    \t12345\n"
+        "    but the current user is:\n"
+        "    \t0"
+    )
+    if under_cmake:
+        assert error.hint is not None
+        assert "cmake -DQOLA_SAFE_DIRECTORY=SCOPED /src/build" in error.hint
+    else:
+        assert error.hint == (
+            "the repository belongs to another user; run qola with --safe-directory scoped "
+            "(the default) or all"
+        )
