@@ -7,7 +7,8 @@ that must re-run configure when they change (patches, and every HEAD and `.git`
 file the look read, so that a hand checkout in a dependency re-runs configure),
 and — when qola could prove the whole state from files — a stamp that lets the
 next configure skip starting Python while nothing it lists has changed
-(qola/stamp.py).
+(qola/stamp.py); and the warning, if any, that a pin and the root's gitlink
+disagree (qola/pin_gitlinks.py), which the module shows at every configure.
 
 The file is rewritten only when its content changes, atomically, so the
 mtime of an unchanged result never moves.
