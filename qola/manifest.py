@@ -43,11 +43,9 @@ _OFF_LIMITS = "git's own folders are off limits"
 _SIMPLER = "a manifest is a short TOML file; check that this is the file you meant"
 
 
-def _pass_root() -> str:
+def _pass_root(command_line: str = "pass --root (or QOLA_ROOT) on the command line") -> str:
     """How to point qola at another root, in the terms of whoever runs it."""
-    return cmake_env.hint(
-        "pass --root (or QOLA_ROOT) on the command line", "give qola_checkout() ROOT <folder>"
-    )
+    return cmake_env.hint(command_line, "give qola_checkout() ROOT <folder>")
 
 
 @dataclass(frozen=True)
@@ -284,7 +282,7 @@ class _Loader:
             raise ManifestError(
                 str(self.path),
                 f"its folder lies inside the git dir {inside}",
-                "keep the manifest in a work tree, or " + _pass_root(),
+                "keep the manifest in a work tree, or " + _pass_root("pass --root"),
             )
         return root
 
@@ -302,7 +300,9 @@ class _Loader:
         if "\\" in value:
             raise self.fail(where, f"{value!r} contains '\\'", "separate folders with '/'")
         if value.startswith("/") or _DRIVE.match(value):
-            raise self.fail(where, f"{value!r} is absolute", f"{plain}; or {_pass_root()}")
+            raise self.fail(
+                where, f"{value!r} is absolute", f"{plain}; or {_pass_root('pass --root')}"
+            )
         if any(part.lower() == ".git" for part in PurePosixPath(value).parts):
             raise self.fail(where, f"{value!r} has a .git component", _OFF_LIMITS)
         root = Path(os.path.normpath(here / value))
