@@ -29,21 +29,22 @@ file(WRITE "${CMAKE_BINARY_DIR}/exported.txt" "${QOLA_LIB_SHA} ${QOLA_LIB_SOURCE
 """
 
 
+# What a fetched qola needs: its top-level CMakeLists.txt, the CMake module, the
+# package, and pyproject.toml (by which the module knows a source tree).
+FETCHED = ("CMakeLists.txt", "pyproject.toml", "LICENSE", "cmake", "qola")
+
+
 @pytest.fixture(scope="session")
 def qola_repository(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A git repository holding this checkout's files as they are now; its commit."""
+    """A git repository holding this checkout's files as they are now (a git checkout
+    or an unpacked sdist alike); its commit."""
     repo = tmp_path_factory.mktemp("qola-repository") / "qola"
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split("\0")
-    for name in filter(None, listed):
+    repo.mkdir()
+    for name in FETCHED:
         source = REPO / name
-        if source.is_file() and not source.is_symlink():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
             shutil.copy2(source, repo / name)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
