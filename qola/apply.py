@@ -439,19 +439,17 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
         newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
     for label, (tree, sha) in newest.items():
         lines.append(f"  git -C {tree} branch keep-{sha[:7]} {sha}  # the commits in {label}")
-    return RefusedError(
-        dep.name,
-        "\n".join(lines),
-        cmake_env.hint(
-            "then run qola again; or run it with --force to save all of it under "
-            f"{store.backup_prefix(dep.name)} and go on",
-            "then configure again; or let qola save all of it under "
-            f"{store.backup_prefix(dep.name)} and go on, once:\n    "
-            f"{cmake_env.rerun('--force')}\n"
-            "or on every configure: "
-            f"{cmake_env.reconfigure('-DQOLA_FORCE=ON')} (it stays in the cache until set OFF)",
-        ),
-    )
+    backups = store.backup_prefix(dep.name)
+    if cmake_env.binary_dir() is None:
+        hint = f"then run qola again; or run it with --force to save all of it under {backups} "
+        hint += "and go on"
+    else:
+        hint = (
+            f"then configure again; or let qola save all of it under {backups} and go on, "
+            f"once:\n    {cmake_env.rerun('--force')}\nor on every configure: "
+            f"{cmake_env.reconfigure('-DQOLA_FORCE=ON')} (it stays in the cache until set OFF)"
+        )
+    return RefusedError(dep.name, "\n".join(lines), hint)
 
 
 def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
