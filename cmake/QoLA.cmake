@@ -6,17 +6,27 @@ QoLA
 ----
 
 Checks out the git dependencies pinned in a qola manifest at configure time
-and tells the project where they are. Use it straight from a vendored qola
-checkout or through the installed package:
+and tells the project where they are. Use it from an installed qola, from a
+qola checkout of your own, or fetched by CMake:
 
 .. code-block:: cmake
 
-  include(third_party/qola/cmake/QoLA.cmake)
-  # or, with CMAKE_PREFIX_PATH=$(python -m qola cmake-dir):
+  # an installed qola, with CMAKE_PREFIX_PATH=$(qola cmake-dir):
   find_package(QoLA 0.1 CONFIG REQUIRED)
+  # or a qola checkout (a submodule, say):
+  include(third_party/qola/cmake/QoLA.cmake)
+  # or fetched at configure time (CPMAddPackage works the same way):
+  include(FetchContent)
+  FetchContent_Declare(qola GIT_REPOSITORY https://github.com/… GIT_TAG <commit>)
+  FetchContent_MakeAvailable(qola)
 
   qola_checkout(MANIFEST ${PROJECT_SOURCE_DIR}/qola.toml)
   add_subdirectory(${QOLA_AITER_SOURCE_DIR} aiter)
+
+From a qola checkout or a fetched one, the module runs that checkout's own
+Python package (it puts the checkout on ``PYTHONPATH`` for qola alone): the
+interpreter needs only qola's dependencies (click, GitPython, tomli-w), and
+configure says how to install them when it lacks one.
 
 Commands
 ^^^^^^^^
@@ -56,10 +66,28 @@ Commands
   ``OFFLINE``, ``FORCE``
     As ``QOLA_OFFLINE`` and ``QOLA_FORCE`` below, for this call only.
   ``QUIET``
-    No summary. Failures are still shown in full.
+    No summary and no progress. Failures and warnings are still shown in full.
+
+  While qola works, what it reports (each clone, fetch and move) is shown as
+  it happens; then one line per dependency that changed and one line for the
+  rest (``-- qola: qola.toml: 3 dependencies at their pins``). The line per
+  dependency that did not change is a ``VERBOSE`` message
+  (``cmake --log-level=VERBOSE``).
 
   A failure is a ``FATAL_ERROR`` that names the manifest and shows qola's
-  output, which names each dependency that failed and its pinned SHA.
+  output, which names each dependency that failed, its pinned SHA, and what to
+  do, in CMake's terms (``-DQOLA_FORCE=ON``, ``-DQOLA_SAFE_DIRECTORY=SCOPED``,
+  or the one command to run once).
+
+  A pin the root's gitlink disagrees with (a pin edited by hand) is a
+  warning at every configure until the two agree; it names both commits and
+  the ``qola bump`` command that stages the pin.
+
+  Several calls in one build, each with its own manifest, keep their own
+  results, stamps and ``qola-verify`` step; the result variables are set in
+  each caller's scope. Two manifests may pin the same dependency folder to
+  the same commit; to different commits it is a configure error naming both
+  manifests, raised before anything moves.
 
   When a previous run left a stamp proving that nothing qola looked at has
   changed (the manifest, the patches, every dependency's and nested
@@ -80,9 +108,13 @@ Each takes its first value from the environment variable of the same name.
 
 .. variable:: QOLA_PYTHON
 
-  The Python interpreter that has qola installed. Default (when empty):
-  ``Python_EXECUTABLE``, else ``Python3_EXECUTABLE``, else the interpreter
-  ``find_package(Python3 COMPONENTS Interpreter)`` finds.
+  The Python interpreter that runs qola. When empty, the first of: the
+  interpreter of the installation that provided this module (the one whose
+  ``site-packages`` holds it: a virtual environment that need not be
+  active), ``Python_EXECUTABLE``, ``Python3_EXECUTABLE``, the active virtual
+  environment's (``VIRTUAL_ENV``, then ``CONDA_PREFIX``), and the one
+  ``find_package(Python3 COMPONENTS Interpreter)`` finds. The choice is made
+  once and kept in the cache; configure says which it took.
 
 .. variable:: QOLA_SAFE_DIRECTORY
 
@@ -155,47 +187,51 @@ cmake_policy(PUSH)
 cmake_policy(VERSION 3.21)
 
 # The format of the results file and its stamp this module understands: a copy of
-# qola/stamp.py's FORMAT (CMake cannot import Python; a test proves the two equal).
+# qola/stamp.py's FORMAT (CMake cannot import Python; a test proves the two equal);
+# and the module's folder. In the cache too: qola_checkout() may be called from a
+# folder that did not include this file, above it (FetchContent, add_subdirectory).
+set(_QOLA_RESULTS_FORMAT 2 CACHE INTERNAL "qola: the results format QoLA.cmake reads")
+set(_QOLA_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE INTERNAL "qola: QoLA.cmake's folder")
 set(_QOLA_RESULTS_FORMAT 2)
 set(_QOLA_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
+# This file holds what every configure runs; what only a run of qola needs (finding
+# Python, running it, explaining failures) is in QoLARun.cmake, read only then.
+
 # --- cache settings ---------------------------------------------------------
+# Each is declared, from the environment or its default, only while the cache lacks it.
 
-function(_qola_env_default out name default)
-  if(DEFINED ENV{${name}} AND NOT "$ENV{${name}}" STREQUAL "")
-    set(${out} "$ENV{${name}}" PARENT_SCOPE)
-  else()
-    set(${out} "${default}" PARENT_SCOPE)
+if(NOT DEFINED CACHE{QOLA_PYTHON})
+  set(QOLA_PYTHON "$ENV{QOLA_PYTHON}" CACHE FILEPATH
+    "Python interpreter that runs qola (empty: found once, then kept; see QoLA.cmake)")
+endif()
+if(NOT DEFINED CACHE{QOLA_SAFE_DIRECTORY})
+  set(_qola_default SCOPED)
+  if(NOT "$ENV{QOLA_SAFE_DIRECTORY}" STREQUAL "")
+    string(TOUPPER "$ENV{QOLA_SAFE_DIRECTORY}" _qola_default)
   endif()
-endfunction()
-
-function(_qola_env_bool out name)
-  if(DEFINED ENV{${name}} AND "$ENV{${name}}")
-    set(${out} ON PARENT_SCOPE)
-  else()
-    set(${out} OFF PARENT_SCOPE)
+  set(QOLA_SAFE_DIRECTORY "${_qola_default}" CACHE STRING
+    "How qola's git commands treat repositories owned by another user: SCOPED, ALL or OFF")
+  set_property(CACHE QOLA_SAFE_DIRECTORY PROPERTY STRINGS SCOPED ALL OFF)
+  unset(_qola_default)
+endif()
+# An ON/OFF setting, ON when the environment variable of its name is true.
+macro(_qola_option name help)
+  if(NOT DEFINED CACHE{${name}})
+    set(_qola_default OFF)
+    if(DEFINED ENV{${name}} AND "$ENV{${name}}")
+      set(_qola_default ON)
+    endif()
+    option(${name} "${help}" ${_qola_default})
+    unset(_qola_default)
   endif()
-endfunction()
+endmacro()
+_qola_option(QOLA_OFFLINE "qola: no network; a pinned commit missing locally is an error")
+_qola_option(QOLA_FORCE
+  "qola: move dependencies even over local work (saved under refs/qola/backup/)")
+_qola_option(QOLA_SKIP_CHECKOUT "qola: change nothing on disk, only verify against the manifest")
 
-_qola_env_default(_qola_default QOLA_PYTHON "")
-set(QOLA_PYTHON "${_qola_default}" CACHE FILEPATH
-  "Python interpreter with qola installed (empty: Python_EXECUTABLE, else Python3_EXECUTABLE, else find_package(Python3))")
-_qola_env_default(_qola_default QOLA_SAFE_DIRECTORY SCOPED)
-string(TOUPPER "${_qola_default}" _qola_default)
-set(QOLA_SAFE_DIRECTORY "${_qola_default}" CACHE STRING
-  "How qola's git commands treat repositories owned by another user: SCOPED, ALL or OFF")
-set_property(CACHE QOLA_SAFE_DIRECTORY PROPERTY STRINGS SCOPED ALL OFF)
-_qola_env_bool(_qola_default QOLA_OFFLINE)
-option(QOLA_OFFLINE "qola: no network; a pinned commit missing locally is an error" ${_qola_default})
-_qola_env_bool(_qola_default QOLA_FORCE)
-option(QOLA_FORCE "qola: move dependencies even over local work (saved under refs/qola/backup/)"
-  ${_qola_default})
-_qola_env_bool(_qola_default QOLA_SKIP_CHECKOUT)
-option(QOLA_SKIP_CHECKOUT "qola: change nothing on disk, only verify against the manifest"
-  ${_qola_default})
-unset(_qola_default)
-
-# --- helpers ----------------------------------------------------------------
+# --- helpers every configure uses ---------------------------------------------
 
 # The NAME of QOLA_<NAME>_SHA for each of a list of dependency names (they hold
 # no `;`); the same rule as qola.cmake_out.cmake_name(). Two commands for the
@@ -205,76 +241,26 @@ macro(_qola_cmake_names out names)
   string(TOUPPER "${${out}}" ${out})
 endmacro()
 
-function(_qola_find_python out)
+# The interpreter that runs qola: QOLA_PYTHON, else the one found before while
+# what it was found from is unchanged (no interpreter starts for that), else a new
+# search (QoLARun.cmake).
+function(_qola_python out quiet)
   if(NOT "${QOLA_PYTHON}" STREQUAL "")
-    set(python "${QOLA_PYTHON}")
-  elseif(NOT "${Python_EXECUTABLE}" STREQUAL "")
-    set(python "${Python_EXECUTABLE}")
-  elseif(NOT "${Python3_EXECUTABLE}" STREQUAL "")
-    set(python "${Python3_EXECUTABLE}")
+    set(${out} "${QOLA_PYTHON}" PARENT_SCOPE)
+  elseif("${_QOLA_PYTHON_INPUTS}" STREQUAL "${_QOLA_MODULE_DIR}|${Python_EXECUTABLE}|${Python3_EXECUTABLE}"
+      AND EXISTS "${_QOLA_PYTHON_FOUND}")
+    set(${out} "${_QOLA_PYTHON_FOUND}" PARENT_SCOPE)
   else()
-    find_package(Python3 COMPONENTS Interpreter QUIET)
-    if(NOT Python3_Interpreter_FOUND)
-      message(FATAL_ERROR
-        "qola: no Python interpreter found to run qola.\n"
-        "Set QOLA_PYTHON (or Python_EXECUTABLE) to one that has qola installed, e.g.\n"
-        "  cmake -DQOLA_PYTHON=/usr/bin/python3 ...")
+    if(NOT COMMAND _qola_run)
+      include("${_QOLA_MODULE_DIR}/QoLARun.cmake")
     endif()
-    set(python "${Python3_EXECUTABLE}")
+    _qola_find_python(python "${quiet}")
+    set(${out} "${python}" PARENT_SCOPE)
   endif()
-  set(${out} "${python}" PARENT_SCOPE)
 endfunction()
 
-# Fails with the exact pip command when qola does not import. A success is
-# remembered per interpreter, so a configure pays for it once.
-function(_qola_check_import python)
-  if("${_QOLA_IMPORT_CHECKED}" STREQUAL "${python}")
-    return()
-  endif()
-  execute_process(
-    COMMAND "${python}" -c "import qola.cli"
-    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
-    RESULT_VARIABLE status
-    OUTPUT_VARIABLE output
-    ERROR_VARIABLE output)
-  if(NOT status EQUAL 0)
-    set(install "  \"${python}\" -m pip install qola\n")
-    if(EXISTS "${_QOLA_MODULE_DIR}/../pyproject.toml")
-      get_filename_component(vendored "${_QOLA_MODULE_DIR}/.." ABSOLUTE)
-      string(APPEND install
-        "or, to match this vendored copy of the CMake module:\n"
-        "  \"${python}\" -m pip install \"${vendored}\"\n")
-    endif()
-    _qola_indent(output "${output}")
-    message(FATAL_ERROR
-      "qola: ${python}: cannot import qola:\n"
-      "${output}\n"
-      "Install it for that interpreter:\n"
-      "${install}"
-      "or set QOLA_PYTHON to an interpreter that has it.")
-  endif()
-  set(_QOLA_IMPORT_CHECKED "${python}" CACHE INTERNAL "interpreter known to import qola")
-endfunction()
-
-# Every QOLA_SOURCE_DIR_<NAME> defined in CMake, as VAR=absolute-path pairs;
-# VAR= (empty) for one defined empty, which then hides the environment's.
-function(_qola_overrides out)
-  get_cmake_property(variables VARIABLES)
-  list(FILTER variables INCLUDE REGEX "^QOLA_SOURCE_DIR_.")
-  set(pairs "")
-  foreach(variable IN LISTS variables)
-    if("${${variable}}" STREQUAL "")
-      list(APPEND pairs "${variable}=")
-    else()
-      cmake_path(ABSOLUTE_PATH ${variable} BASE_DIRECTORY "${CMAKE_SOURCE_DIR}"
-        NORMALIZE OUTPUT_VARIABLE dir)
-      list(APPEND pairs "${variable}=${dir}")
-    endif()
-  endforeach()
-  set(${out} "${pairs}" PARENT_SCOPE)
-endfunction()
-
-# What a run's results depend on besides files: the qola command line and
+# What a run's results depend on besides files: the qola command line (and the
+# module's folder, where a qola source tree lends its package), and
 # the override in effect (CMake's setting when defined, else the environment's)
 # of each dependency in the list variable `deps`.
 function(_qola_stamp_key out command deps)
@@ -292,7 +278,7 @@ function(_qola_stamp_key out command deps)
     endif()
     list(APPEND effective "${variable}=${value}")
   endforeach()
-  string(SHA1 key "${_QOLA_RESULTS_FORMAT}|${command}|${effective}")
+  string(SHA1 key "${_QOLA_RESULTS_FORMAT}|${_QOLA_MODULE_DIR}|${command}|${effective}")
   set(${out} "${key}" PARENT_SCOPE)
 endfunction()
 
@@ -353,41 +339,33 @@ function(_qola_stamp_holds out)
   set(${out} TRUE PARENT_SCOPE)
 endfunction()
 
-function(_qola_exit_meaning out status)
-  if(status EQUAL 1)
-    set(text "the dependencies do not match the manifest")
-  elseif(status EQUAL 2)
-    set(text "the manifest or the command line is invalid")
-  elseif(status EQUAL 3)
-    set(text "a git operation failed")
-  elseif(status EQUAL 4)
-    set(text "refused: local work would be lost; nothing was changed")
-  elseif(status EQUAL 130)
-    set(text "interrupted")
-  else()
-    set(${out} "${status}" PARENT_SCOPE)
-    return()
-  endif()
-  set(${out} "exit ${status}: ${text}" PARENT_SCOPE)
+
+# Includes the results file into the caller's scope (a macro on purpose).
+macro(_qola_read_results file)
+  set(_QOLA_FORMAT "")
+  set(_QOLA_STAMP "")
+  foreach(_qola_kind MISSING DIRS PRESENT FILES SHA256 REALPATHS REALPATH_SHA256 GLOBS
+      GLOB_SHA256)
+    set(_QOLA_STAMP_${_qola_kind} "")
+  endforeach()
+  set(_QOLA_CONFIGURE_DEPENDS "")
+  set(_QOLA_RESULT_VARIABLES "")
+  set(_QOLA_WARNING "")
+  include("${file}")
+endmacro()
+
+# Indents every line, so that CMake shows it as it is instead of re-wrapping it.
+function(_qola_indent out text)
+  string(STRIP "${text}" text)
+  string(REPLACE "\n" "\n    " text "    ${text}")
+  set(${out} "${text}" PARENT_SCOPE)
 endfunction()
 
-# The qola-verify target: one sub-target per qola_checkout() call.
-function(_qola_add_verify_target id overrides)
-  if(TARGET _qola_verify_${id})
-    return()
-  endif()
-  set(env "")
-  foreach(pair IN LISTS overrides)
-    if(pair MATCHES "^([^=]+)=$")
-      list(APPEND env "--unset=${CMAKE_MATCH_1}")
-    else()
-      list(APPEND env "${pair}")
-    endif()
-  endforeach()
+# The qola-verify target: one step per qola_checkout() call, each running the
+# script the last run of qola for that call wrote (QoLARun.cmake).
+function(_qola_add_verify_target id script)
   add_custom_target(_qola_verify_${id}
-    COMMAND "${CMAKE_COMMAND}" -E env --unset=QOLA_MANIFEST --unset=QOLA_ROOT
-      --unset=QOLA_SAFE_DIRECTORY ${env} ${ARGN}
-    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
+    COMMAND "${CMAKE_COMMAND}" -P "${script}"
     COMMENT "qola: verifying the dependencies"
     VERBATIM USES_TERMINAL)
   if(NOT TARGET qola-verify)
@@ -428,13 +406,9 @@ function(qola_checkout)
       "qola_checkout: SAFE_DIRECTORY (or QOLA_SAFE_DIRECTORY) is '${safe}'; use SCOPED, ALL or OFF")
   endif()
   string(TOLOWER "${safe}" safe)
-  set(offline OFF)
-  if(arg_OFFLINE OR QOLA_OFFLINE)
-    set(offline ON)
-  endif()
-  set(force OFF)
-  if(arg_FORCE OR QOLA_FORCE)
-    set(force ON)
+  set(quiet "")
+  if(arg_QUIET)
+    set(quiet QUIET)
   endif()
 
   # Before anything can fail: a fixed manifest must re-run configure.
@@ -450,11 +424,8 @@ function(qola_checkout)
   string(MAKE_C_IDENTIFIER "${stem}" stem)
   set(workdir "${CMAKE_BINARY_DIR}/qola")
   set(results "${workdir}/${stem}-${id}.cmake")
-  file(MAKE_DIRECTORY "${workdir}")
 
-  _qola_find_python(python)
-  _qola_overrides(overrides)
-
+  _qola_python(python "${quiet}")
   set(common --manifest "${manifest}" --safe-directory ${safe})
   if(NOT root STREQUAL "")
     list(APPEND common --root "${root}")
@@ -470,10 +441,10 @@ function(qola_checkout)
     set(command "${python}" -m qola.cli verify ${common} --cmake-out "${results}" ${names})
   else()
     set(command "${python}" -m qola.cli checkout ${common} --cmake-out "${results}")
-    if(offline)
+    if(arg_OFFLINE OR QOLA_OFFLINE)
       list(APPEND command --offline)
     endif()
-    if(force)
+    if(arg_FORCE OR QOLA_FORCE)
       list(APPEND command --force)
     endif()
     list(APPEND command ${names})
@@ -494,7 +465,10 @@ function(qola_checkout)
 
   if(NOT fast)
     unset(_QOLA_KEY_${id} CACHE)
-    _qola_run("${python}" "${manifest}" "${results}" "${overrides}" ${command})
+    if(NOT COMMAND _qola_run)
+      include("${_QOLA_MODULE_DIR}/QoLARun.cmake")
+    endif()
+    _qola_run("${manifest}" "${results}" "${id}" "${quiet}" ${command})
     _qola_read_results("${results}")
     if(NOT "${_QOLA_FORMAT}" STREQUAL "${_QOLA_RESULTS_FORMAT}")
       message(FATAL_ERROR
@@ -510,16 +484,6 @@ function(qola_checkout)
     endif()
   endif()
   set(_QOLA_DEPS_${id} "${QOLA_DEPENDENCIES}" CACHE INTERNAL "qola: dependencies of a manifest")
-  # One override setting per dependency, seeded from the environment; from
-  # then on the cache decides (empty: check the dependency out).
-  _qola_cmake_names(uppers "${QOLA_DEPENDENCIES}")
-  foreach(name upper IN ZIP_LISTS QOLA_DEPENDENCIES uppers)
-    if(NOT DEFINED CACHE{QOLA_SOURCE_DIR_${upper}})
-      _qola_env_default(seed QOLA_SOURCE_DIR_${upper} "")
-      set(QOLA_SOURCE_DIR_${upper} "${seed}" CACHE PATH
-        "qola: use this folder as it is for dependency ${name} (empty: check it out)")
-    endif()
-  endforeach()
 
   if(_QOLA_CONFIGURE_DEPENDS)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_QOLA_CONFIGURE_DEPENDS})
@@ -528,146 +492,57 @@ function(qola_checkout)
     set(${variable} "${${variable}}" PARENT_SCOPE)
   endforeach()
 
+  # One walk over the dependencies: the override setting of each (seeded from the
+  # environment, then the cache decides; empty: check it out), the folders this call
+  # claims for the later calls of this configure (QOLA_CMAKE_CLAIMS), and the summary.
+  _qola_cmake_names(uppers "${QOLA_DEPENDENCIES}")
+  set(claims "")
+  set(lines "")
+  set(overridden "")
+  foreach(name upper IN ZIP_LISTS QOLA_DEPENDENCIES uppers)
+    if(NOT DEFINED CACHE{QOLA_SOURCE_DIR_${upper}})
+      set(QOLA_SOURCE_DIR_${upper} "$ENV{QOLA_SOURCE_DIR_${upper}}" CACHE PATH
+        "qola: use this folder as it is for dependency ${name} (empty: check it out)")
+    endif()
+    if("${QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
+      string(APPEND claims "${QOLA_${upper}_SHA}\t${QOLA_${upper}_SOURCE_DIR}\t${manifest}\n")
+    else()
+      string(APPEND lines "\n-- qola: ${name} overridden by ${QOLA_${upper}_SOURCE_DIR}")
+      list(APPEND overridden ${name})
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND_STRING PROPERTY _QOLA_CLAIMS "${claims}")
+  list(LENGTH QOLA_DEPENDENCIES pinned)
+  list(LENGTH overridden count)
+  math(EXPR pinned "${pinned} - ${count}")
+
   if(NOT arg_QUIET)
     if(fast)
       # One message for all (each message() costs as much as a dozen other commands);
       # the lines look as if each had its own.
-      set(lines "")
-      foreach(name upper IN ZIP_LISTS QOLA_DEPENDENCIES uppers)
-        string(SUBSTRING "${QOLA_${upper}_SHA}" 0 12 short)
-        if(NOT "${QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
-          string(APPEND lines "\n-- qola: ${name} overridden by ${QOLA_${upper}_SOURCE_DIR}")
-        else()
-          string(APPEND lines "\n-- qola: ${name} ${short} unchanged since the last configure")
-        endif()
-      endforeach()
+      file(RELATIVE_PATH shown "${CMAKE_SOURCE_DIR}" "${manifest}")
+      set(count "${pinned} dependencies at their pins")
+      if(pinned EQUAL 1)
+        set(count "1 dependency at its pin")
+      endif()
+      if(pinned GREATER 0)
+        string(APPEND lines
+          "\n-- qola: ${shown}: ${count}, unchanged since the last configure")
+      endif()
       if(NOT lines STREQUAL "")
         string(SUBSTRING "${lines}" 4 -1 lines)
         message(STATUS "${lines}")
       endif()
     else()
-      string(REGEX REPLACE "\n$" "" lines "${_qola_output}")
-      string(REPLACE "\n" ";" lines "${lines}")
-      foreach(line IN LISTS lines)
-        if(NOT line MATCHES "^qola: ")
-          string(PREPEND line "qola: ")
-        endif()
-        message(STATUS "${line}")
-      endforeach()
+      _qola_summary("${manifest}" "${_qola_stdout}" ${pinned})
     endif()
   endif()
-
-  set(verify "${python}" -m qola.cli verify ${common} ${names})
-  _qola_add_verify_target(${id} "${overrides}" ${verify})
-endfunction()
-
-# Includes the results file into the caller's scope (a macro on purpose).
-macro(_qola_read_results file)
-  set(_QOLA_FORMAT "")
-  set(_QOLA_STAMP "")
-  foreach(_qola_kind MISSING DIRS PRESENT FILES SHA256 REALPATHS REALPATH_SHA256 GLOBS
-      GLOB_SHA256)
-    set(_QOLA_STAMP_${_qola_kind} "")
-  endforeach()
-  set(_QOLA_CONFIGURE_DEPENDS "")
-  set(_QOLA_RESULT_VARIABLES "")
-  include("${file}")
-endmacro()
-
-# Indents every line, so that CMake shows it as it is instead of re-wrapping it.
-function(_qola_indent out text)
-  string(STRIP "${text}" text)
-  string(REPLACE "\n" "\n    " text "    ${text}")
-  set(${out} "${text}" PARENT_SCOPE)
-endfunction()
-
-# Runs qola with the CMake overrides in its environment. On success sets
-# _qola_output (stdout, then stderr) in the caller; on failure stops the
-# configure with the whole output.
-function(_qola_run python manifest results overrides)
-  _qola_check_import("${python}")
-  # CMake's settings are passed as options; these would otherwise override or
-  # add to them from the environment of whoever started CMake.
-  set(cleared QOLA_MANIFEST QOLA_ROOT QOLA_SAFE_DIRECTORY QOLA_OFFLINE QOLA_FORCE)
-  set(saved "")
-  foreach(variable IN LISTS cleared)
-    if(DEFINED ENV{${variable}})
-      list(APPEND saved "${variable}=$ENV{${variable}}")
-      unset(ENV{${variable}})
-    endif()
-  endforeach()
-  foreach(pair IN LISTS overrides)
-    string(FIND "${pair}" "=" eq)
-    string(SUBSTRING "${pair}" 0 ${eq} variable)
-    math(EXPR eq "${eq} + 1")
-    string(SUBSTRING "${pair}" ${eq} -1 value)
-    if(DEFINED ENV{${variable}})
-      list(APPEND saved "${variable}=$ENV{${variable}}")
-    endif()
-    list(APPEND cleared ${variable})
-    if(value STREQUAL "")
-      unset(ENV{${variable}})
-    else()
-      set(ENV{${variable}} "${value}")
-    endif()
-  endforeach()
-
-  execute_process(
-    COMMAND ${ARGN}
-    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
-    RESULT_VARIABLE status
-    OUTPUT_VARIABLE stdout
-    ERROR_VARIABLE stderr)
-
-  foreach(variable IN LISTS cleared)
-    unset(ENV{${variable}})
-  endforeach()
-  foreach(pair IN LISTS saved)
-    string(FIND "${pair}" "=" eq)
-    string(SUBSTRING "${pair}" 0 ${eq} variable)
-    math(EXPR eq "${eq} + 1")
-    string(SUBSTRING "${pair}" ${eq} -1 value)
-    set(ENV{${variable}} "${value}")
-  endforeach()
-
-  set(output "${stdout}${stderr}")
-  if(status EQUAL 0 OR (QOLA_SKIP_CHECKOUT AND status EQUAL 1))
-    if(status EQUAL 1)
-      _qola_indent(shown "${output}")
-      message(WARNING
-        "qola: ${manifest}: the dependencies do not match the manifest. "
-        "QOLA_SKIP_CHECKOUT is ON, so they were left as they are:\n${shown}")
-    endif()
-    if(NOT EXISTS "${results}")
-      _qola_indent(shown "${output}")
-      message(FATAL_ERROR "qola: ${python} -m qola.cli did not write ${results}:\n${shown}")
-    endif()
-    set(_qola_output "${stderr}${stdout}" PARENT_SCOPE)
-    return()
+  if(NOT QOLA_SKIP_CHECKOUT AND NOT "${_QOLA_WARNING}" STREQUAL "")
+    _qola_indent(shown "${_QOLA_WARNING}")
+    message(WARNING "qola: ${manifest}: a pin and the root's gitlink disagree:\n${shown}")
   endif()
-  if(output MATCHES "No module named '?qola")
-    # qola went away since the last check (uninstalled, another venv).
-    set(_QOLA_IMPORT_CHECKED "" CACHE INTERNAL "")
-    _qola_check_import("${python}")
-  endif()
-  _qola_exit_meaning(meaning "${status}")
-  set(hint "")
-  if(status EQUAL 4)
-    list(JOIN ARGN " " once)
-    string(REPLACE " --cmake-out \"${results}\"" "" once "${once}")
-    string(REPLACE " --cmake-out ${results}" "" once "${once}")
-    string(CONCAT hint "Commit or stash that work. Or let qola save it under refs/qola/backup/ and "
-      "move on, once:\n    ${once} --force\n"
-      "or on every configure: -DQOLA_FORCE=ON (it stays in the cache until set OFF).\n")
-  endif()
-  _qola_indent(shown "${output}")
-  list(JOIN ARGN " " command)
-  message(FATAL_ERROR
-    "qola: ${manifest}: checkout failed (${meaning}):\n"
-    "${shown}\n"
-    "${hint}"
-    "The command was:\n"
-    "    ${command}")
+
+  _qola_add_verify_target(${id} "${workdir}/verify-${id}.cmake")
 endfunction()
 
 cmake_policy(POP)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from qola import (
     cache,
+    cmake_env,
     console,
     fetching,
     gitfiles,
@@ -244,8 +245,13 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
-            f"run once without --offline, or point {names.override_variable(dep.name)} "
-            "at a local copy",
+            cmake_env.hint(
+                f"run once without --offline, or point {names.override_variable(dep.name)} "
+                "at a local copy",
+                "configure once with the network: "
+                f"{cmake_env.reconfigure('-DQOLA_OFFLINE=OFF')}; or use a copy you have: "
+                + cmake_env.reconfigure(f"-D{names.override_variable(dep.name)}=/path/to/it"),
+            ),
         )
     if gitdir is not None and not reuse:
         modules.refuse_unusable(gitdir, dep.name)
@@ -430,7 +436,10 @@ def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -
     raise GitError(
         dep.name,
         f"commit {dep.commit} is not present locally and --offline forbids fetching it",
+        cmake_env.hint(
         "run once without --offline",
+        "configure once with the network: " + cmake_env.reconfigure("-DQOLA_OFFLINE=OFF"),
+    ),
     )
 
 
@@ -456,12 +465,17 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
         newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
     for label, (tree, sha) in newest.items():
         lines.append(f"  git -C {tree} branch keep-{sha[:7]} {sha}  # the commits in {label}")
-    return RefusedError(
-        dep.name,
-        "\n".join(lines),
-        "then run qola again; or run it with --force to save all of it under "
-        f"{store.backup_prefix(dep.name)} and go on",
-    )
+    backups = store.backup_prefix(dep.name)
+    if cmake_env.binary_dir() is None:
+        hint = f"then run qola again; or run it with --force to save all of it under {backups} "
+        hint += "and go on"
+    else:
+        hint = (
+            f"then configure again; or let qola save all of it under {backups} and go on, "
+            f"once:\n    {cmake_env.rerun('--force')}\nor on every configure: "
+            f"{cmake_env.reconfigure('-DQOLA_FORCE=ON')} (it stays in the cache until set OFF)"
+        )
+    return RefusedError(dep.name, "\n".join(lines), hint)
 
 
 def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from qola import store
+from qola import cmake_env, store
 from qola.errors import GitError
 from qola.git import Runner, command_error
 from qola.queries import has_commit
@@ -43,7 +43,11 @@ def ensure(runner: Runner, cache: Path, subject: str, url: str, commit: str, off
                 subject,
                 f"commit {commit} is not in the cache ({mirror}) and --offline "
                 "forbids fetching it",
-                "run once without --offline",
+                cmake_env.hint(
+                    "run once without --offline",
+                    "configure once with the network: "
+                    + cmake_env.reconfigure("-DQOLA_OFFLINE=OFF"),
+                ),
             )
         _fetch(runner, mirror, subject, url, commit)
     return mirror

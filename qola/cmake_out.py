@@ -7,7 +7,8 @@ that must re-run configure when they change (patches, and every HEAD and `.git`
 file the look read, so that a hand checkout in a dependency re-runs configure),
 and — when qola could prove the whole state from files — a stamp that lets the
 next configure skip starting Python while nothing it lists has changed
-(qola/stamp.py).
+(qola/stamp.py); and the warning, if any, that a pin and the root's gitlink
+disagree (qola/pin_gitlinks.py), which the module shows at every configure.
 
 The file is rewritten only when its content changes, atomically, so the
 mtime of an unchanged result never moves.
@@ -27,6 +28,7 @@ from qola import names, stamp, store
 from qola.errors import ManifestError, UsageError
 
 if TYPE_CHECKING:
+    from qola.git import Runner
     from qola.manifest import Dep, Manifest
 
 # QoLA.cmake reads only results of the format it knows: the stamp's (qola/stamp.py).
@@ -81,14 +83,16 @@ def write_results(
     *,
     manifest: Manifest | None = None,
     proof: stamp.Proof | None = None,
+    warnings: Sequence[str] = (),
 ) -> bool:
     """Write the CMake results file when its content changed; return whether it wrote.
 
     Given the manifest, the file also lists the patch files as configure
     dependencies, and carries proof (stamp.proven's) as the stamp for the module's
     fast path, its watched files (HEADs, gitfiles) as configure dependencies too.
+    The warnings are the configure's to show, at every configure while the file stands.
     """
-    text = render(deps, manifest, proof)
+    text = render(deps, manifest, proof, warnings)
     try:
         if path.read_text(encoding="utf-8") == text:
             return False
@@ -102,23 +106,40 @@ def write_for(
     path: Path,
     manifest: Manifest,
     deps: Sequence[Dep],
-    proof: stamp.Proof | None,
-) -> bool:
+    proof: stamp.Proof,
+    runner: Runner | None = None,
+) -> stamp.Proof | None:
     """write_results for checked-out deps, each at its folder or its override, with
-    stamp.proven's proof."""
+    stamp.proven's proof and a warning for each pin the root's gitlink contradicts.
+
+    Returns the proof the file carries (the root's index joins it while a warning
+    stands), or None, having written nothing, when only git can read the index and
+    no runner is given.
+    """
+    from qola import pin_gitlinks
     from qola.observe import override_dir
 
+    found = pin_gitlinks.warnings(manifest, deps, runner)
+    if found is None:
+        return None
+    warnings, entries = found
+    if proof.entries is not None and warnings:
+        # Without the index in it, a stamp would keep the warning after the gitlink moved.
+        pairs = [*proof.entries, *entries] if entries else None
+        proof = stamp.Proof(pairs, proof.watch)
     results = [
         CMakeResult(d.name, d.commit, override_dir(d.name) or manifest.root / d.path)
         for d in deps
     ]
-    return write_results(path, results, manifest=manifest, proof=proof)
+    write_results(path, results, manifest=manifest, proof=proof, warnings=warnings)
+    return proof
 
 
 def render(
     deps: Sequence[Result],
     manifest: Manifest | None = None,
     proof: stamp.Proof | None = None,
+    warnings: Sequence[str] = (),
 ) -> str:
     """The text of the results file."""
     _check_distinct_names(deps, manifest)
@@ -137,6 +158,7 @@ def render(
     lines.append(f"set(QOLA_DEPENDENCIES {cmake_quote(names)})")
     variables.append("QOLA_DEPENDENCIES")
     lines.append(f"set(_QOLA_RESULT_VARIABLES {cmake_quote(';'.join(variables))})")
+    lines.append(f"set(_QOLA_WARNING {cmake_quote(chr(10).join(warnings))})")  # "": none
     depends: list[str] = []
     cmake_stamp: dict[str, list[str]] | None = None
     if manifest is not None:

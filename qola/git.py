@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qola import console
+from qola import cmake_env, console
 from qola.errors import GitError, UsageError
 from qola.repoconfig import Guard
 
@@ -187,9 +187,16 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
             subject,
             f"`{shown}` did not finish within {out.timed_out:g} s and was stopped; "
             "the remote may be unreachable or hanging",
-            "check the URL and the network, or raise --fetch-timeout (env QOLA_FETCH_TIMEOUT)",
+            cmake_env.hint(
+                "check the URL and the network, or raise --fetch-timeout "
+                "(env QOLA_FETCH_TIMEOUT)",
+                "check the URL and the network, or allow more seconds: "
+                + cmake_env.reconfigure(env="QOLA_FETCH_TIMEOUT=1800"),
+            ),
         )
     lines = out.stderr.strip().splitlines() or ["(no output)"]
+    if _DUBIOUS in out.stderr:
+        lines = _without_trust_advice(lines)
     if len(lines) > _MOST_LINES:
         # A full disk during a clone makes git print one line per file: thousands.
         hidden = len(lines) - _FIRST_LINES - _LAST_LINES
@@ -204,11 +211,33 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
         cause, hint = found[0]
         problem += f"\nthe cause: {cause}"
     elif _DUBIOUS in out.stderr:
-        hint = (
+        hint = cmake_env.hint(
             "the repository belongs to another user; run qola with "
-            "--safe-directory scoped (the default) or all"
+            "--safe-directory scoped (the default) or all",
+            "the repository belongs to another user; let qola trust it for its own git "
+            f"commands: {cmake_env.reconfigure('-DQOLA_SAFE_DIRECTORY=SCOPED')} (the default; "
+            "ALL trusts every folder); a SAFE_DIRECTORY argument of qola_checkout() wins "
+            "over that setting",
         )
     return GitError(subject, problem, hint)
+
+
+def _without_trust_advice(lines: list[str]) -> list[str]:
+    """git's stderr without its advice to trust the folder in the global config (git
+    2.35.2 and later print it under "detected dubious ownership"): that trusts it for
+    every program, for good, which is what qola's shim avoids; qola's own hint says what
+    to do instead."""
+    kept: list[str] = []
+    skipping = False
+    for line in lines:
+        if line.startswith("To add an exception for this directory"):
+            skipping = True
+        elif skipping and (not line.strip() or "safe.directory" in line):
+            continue
+        else:
+            skipping = False
+            kept.append(line)
+    return kept
 
 
 def _execute(

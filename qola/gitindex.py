@@ -55,6 +55,13 @@ class Entry:
 
 def flagged_entries(gitdir: Path) -> tuple[Entry, ...] | None:
     """The flagged entries and gitlinks of gitdir's index, in index order; None when unsure."""
+    found = read(gitdir)
+    return found[1] if found is not None else None
+
+
+def read(gitdir: Path) -> tuple[bytes, tuple[Entry, ...]] | None:
+    """The bytes of gitdir's index and, parsed from them, its flagged entries and gitlinks
+    in index order; None when unsure."""
     settings = _settings(gitdir)
     if settings is None:
         return None
@@ -67,7 +74,8 @@ def flagged_entries(gitdir: Path) -> tuple[Entry, ...] | None:
         data = (gitdir / "index").read_bytes()
     except OSError:
         return None
-    return parse(data, hash_size)
+    entries = parse(data, hash_size)
+    return (data, entries) if entries is not None else None
 
 
 def parse(data: bytes, hash_size: int) -> tuple[Entry, ...] | None:

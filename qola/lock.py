@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from qola import gitfiles, store
+from qola import cmake_env, gitfiles, store
 from qola.errors import GitError
 
 # Generous: another build folder may be cloning a large dependency right now,
@@ -151,7 +151,11 @@ def _acquire(
         str(root),
         f"could not take the lock {path} within {timeout:g} s: "
         + (f"it is held by {holder.describe()}" if holder else "its holder is unknown"),
-        "wait for that run to finish, or raise --lock-timeout (env QOLA_LOCK_TIMEOUT)",
+        cmake_env.hint(
+            "wait for that run to finish, or raise --lock-timeout (env QOLA_LOCK_TIMEOUT)",
+            "wait for that run to finish and configure again, or wait longer: "
+            + cmake_env.reconfigure(env="QOLA_LOCK_TIMEOUT=1800"),
+        ),
     )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qola import gitconfig, gitfiles, stamp
+from qola import cmake_env, gitconfig, gitfiles, stamp
 from qola.errors import ManifestError
 
 if sys.version_info >= (3, 11):
@@ -41,6 +41,11 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 _OFF_LIMITS = "git's own folders are off limits"
 _SIMPLER = "a manifest is a short TOML file; check that this is the file you meant"
+
+
+def _pass_root(command_line: str = "pass --root (or QOLA_ROOT) on the command line") -> str:
+    """How to point qola at another root, in the terms of whoever runs it."""
+    return cmake_env.hint(command_line, "give qola_checkout() ROOT <folder>")
 
 
 @dataclass(frozen=True)
@@ -286,7 +291,9 @@ class _Loader:
             root = Path(os.path.abspath(self.root_arg))
             if not root.is_dir():
                 raise ManifestError(
-                    str(root), "the root folder does not exist", "check --root (or QOLA_ROOT)"
+                    str(root),
+                    "the root folder does not exist",
+                    cmake_env.hint("check --root (or QOLA_ROOT)", "check qola_checkout()'s ROOT"),
                 )
             inside = self._git_dir_on(os.path.realpath(root))
             if inside is not None:
@@ -307,7 +314,7 @@ class _Loader:
             raise ManifestError(
                 str(self.path),
                 f"its folder lies inside the git dir {inside}",
-                "keep the manifest in a work tree, or pass --root",
+                "keep the manifest in a work tree, or " + _pass_root("pass --root"),
             )
         return root
 
@@ -325,7 +332,9 @@ class _Loader:
         if "\\" in value:
             raise self.fail(where, f"{value!r} contains '\\'", "separate folders with '/'")
         if value.startswith("/") or _DRIVE.match(value):
-            raise self.fail(where, f"{value!r} is absolute", f"{plain}; or pass --root")
+            raise self.fail(
+                where, f"{value!r} is absolute", f"{plain}; or {_pass_root('pass --root')}"
+            )
         if any(part.lower() == ".git" for part in PurePosixPath(value).parts):
             raise self.fail(where, f"{value!r} has a .git component", _OFF_LIMITS)
         root = Path(os.path.normpath(here / value))
@@ -334,7 +343,7 @@ class _Loader:
                 where,
                 f"{value!r} leaves {top}, the repository holding the manifest",
                 "a manifest may only point inside its own repository; to use another "
-                "folder, pass --root (or QOLA_ROOT) on the command line",
+                f"folder, {_pass_root()}",
             )
         if not root.is_dir():
             raise self.fail(
@@ -350,7 +359,7 @@ class _Loader:
                 where,
                 f"{value!r} leaves {top} through a symlink (to {real})",
                 "a manifest may only point inside its own repository; to use another "
-                "folder, pass --root (or QOLA_ROOT) on the command line",
+                f"folder, {_pass_root()}",
             )
         inside = self._git_dir_on(real)
         if inside is not None:

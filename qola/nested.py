@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import cache, console, fetching, gitconfig, gitfiles, modules, store
+from qola import cache, cmake_env, console, fetching, gitconfig, gitfiles, modules, store
 from qola.errors import GitError, QolaError
 from qola.manifest import relative_url
 from qola.observe import Gitlink, gitlinks
@@ -246,7 +246,11 @@ def _fetch_into(
         raise GitError(
             ctx.subject,
             "the commit is not present locally and --offline forbids fetching it",
-            "run once without --offline",
+            cmake_env.hint(
+                "run once without --offline",
+                "configure once with the network: "
+                + cmake_env.reconfigure("-DQOLA_OFFLINE=OFF"),
+            ),
         )
     # The path, URL and gitlink head the message (update()): no label of its own.
     source = fetching.Source(ctx.subject, url, hint_track="")

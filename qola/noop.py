@@ -232,7 +232,10 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
         if cmake_out is not None:
             from qola.cmake_out import write_for
 
-            write_for(Path(cmake_out), manifest, deps, proof)
+            written = write_for(Path(cmake_out), manifest, deps, proof)
+            if written is None:
+                return None  # only git can read the root's index: the full command's to say
+            proof = written  # with the root's index while a pin and its gitlink disagree
     except (QolaError, OSError, UnicodeDecodeError):
         return None
     pairs = proof.entries

@@ -104,4 +104,4 @@ def write_cmake(path: Path, sess: Session) -> None:
     from qola import stamp
     from qola.cmake_out import write_for
 
-    write_for(path, sess.manifest, sess.deps, stamp.proven(sess.manifest, sess.deps))
+    write_for(path, sess.manifest, sess.deps, stamp.proven(sess.manifest, sess.deps), sess.runner)

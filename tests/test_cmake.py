@@ -313,7 +313,9 @@ def test_reconfigure_with_nothing_changed_does_not_start_python(
     proc = consumer.configure()
 
     assert consumer.python_starts() == starts
-    assert f"-- qola: lib {upstream.lib_v1[:12]} unchanged since the last configure" in proc.stdout
+    assert "-- qola: qola.toml: 1 dependency at its pin, unchanged since the last configure\n" in (
+        proc.stdout
+    )
     assert consumer.exported()["sha"] == upstream.lib_v1
 
 
@@ -415,7 +417,7 @@ def test_local_work_stops_configure_with_force_hint_and_qola_force_moves_on(
     assert refused.returncode != 0
     message = flat(refused.stderr)
     assert f"qola: {consumer.manifest}: checkout failed (exit 4: refused: local work" in message
-    assert "or on every configure: -DQOLA_FORCE=ON" in message
+    assert f"or on every configure: cmake -DQOLA_FORCE=ON {consumer.build}" in message
     assert head(consumer.lib) == upstream.lib_v1
     assert (consumer.lib / "README").read_text() == "my work\n"
 
@@ -526,16 +528,26 @@ def test_unknown_argument_fails_configure(consumer: Consumer) -> None:
     assert consumer.python_starts() == 0
 
 
-def test_missing_qola_fails_with_exact_pip_command(consumer: Consumer, bare_python: Path) -> None:
+def test_interpreter_without_qolas_dependencies_fails_with_exact_pip_command(
+    consumer: Consumer, bare_python: Path
+) -> None:
     consumer.env = {"QOLA_PYTHON": str(bare_python)}  # and no PYTHONPATH
 
     proc = consumer.configure(check=False)
 
+    # The module of a qola checkout runs that checkout's package: only the
+    # dependencies can be missing, and installing the checkout brings them.
     assert proc.returncode != 0
-    assert f"qola: {bare_python}: cannot import qola:" in flat(proc.stderr)
-    assert "ModuleNotFoundError: No module named 'qola'" in proc.stderr
+    message = flat(proc.stderr)
+    assert f"qola: {bare_python} cannot run qola from {REPO}, which needs its dependencies" in (
+        message
+    )
+    assert "ModuleNotFoundError: No module named 'click'" in proc.stderr
     lines = [line.strip() for line in proc.stderr.splitlines()]
-    assert f'"{bare_python}" -m pip install qola' in lines
+    assert f'"{bare_python}" -m pip install "{REPO}"' in lines
+    assert f'cmake -DQOLA_PYTHON="{consumer.build}/qola-venv/bin/python" "{consumer.build}"' in (
+        lines
+    )
     assert not consumer.lib.exists()
 
 

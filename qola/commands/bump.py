@@ -58,6 +58,8 @@ def bump(
             console.result(f"{dep.name} is already at {new[:12]} ({move.ref})")
             if do_commit and not dry_run:
                 _finish_commit(sess, move, worktree, offline)
+            elif not dry_run:
+                _stage_disagreeing_gitlink(sess, dep)
             return 0
         console.result(move.headline())
         for line in move.log:
@@ -108,6 +110,17 @@ def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> 
     sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
     sess.note(f"{dep.name}: the manifest pinned {move.new[:12]} but HEAD did not: committing it")
     console.result(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {move.new[:7]}")
+
+
+def _stage_disagreeing_gitlink(sess: Session, dep: Dep) -> None:
+    """A pin edited by hand: stage it as the root's gitlink too (what a configure's warning
+    about the two disagreeing asks for)."""
+    from qola import moves
+
+    gitlink = moves.root_gitlink(sess.runner, sess.manifest, dep)
+    if gitlink is not None and gitlink != dep.commit:
+        raw, _ = moves.read_manifest(sess.manifest)
+        stage(sess, raw, {dep: dep.commit}, {dep: gitlink})
 
 
 def stage(

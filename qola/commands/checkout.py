@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qola import console
+from qola import cmake_env, console
 from qola.session import Common, finite, session, write_cmake
 
 
@@ -25,6 +25,7 @@ def checkout(
     from qola.plan import Options
 
     with session(common) as sess:
+        cmake_env.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
         sess.runner.timeout = finite(fetch_timeout)
         options = Options(offline, force, jobs, cache.absolute() if cache else None)
         result = run_checkout(

@@ -1,0 +1,407 @@
+# qola: the part of QoLA.cmake that only a run of qola needs.
+# SPDX-License-Identifier: MIT
+#
+# QoLA.cmake reads this file when qola_checkout() must start Python: to find the
+# interpreter, run qola with the build's settings, show what it reports, and
+# explain a failure. A configure whose stamp holds never reads it.
+
+include_guard(GLOBAL)
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.21)
+
+# --- which Python -------------------------------------------------------------
+
+# The interpreter of the installation this module came with: the one whose
+# site-packages holds it (<prefix>/lib/pythonX.Y/site-packages/qola/cmake), in a
+# virtual environment or not, active or not. Empty for a qola source tree.
+function(_qola_installation_python out)
+  set(found "")
+  if(_QOLA_MODULE_DIR MATCHES "^(.+)/lib(64)?/python([0-9.]+)/(site|dist)-packages/qola/cmake$")
+    set(prefix "${CMAKE_MATCH_1}")
+    set(version "${CMAKE_MATCH_3}")
+    set(candidates "")
+    if(EXISTS "${prefix}/pyvenv.cfg")
+      list(APPEND candidates "${prefix}/bin/python") # a virtual environment's own
+    endif()
+    list(APPEND candidates "${prefix}/bin/python${version}" "${prefix}/bin/python3"
+      "${prefix}/bin/python")
+    if(prefix STREQUAL "/usr/local")
+      # Debian's pip installs for /usr/bin's interpreter under /usr/local.
+      list(APPEND candidates "/usr/bin/python${version}")
+    endif()
+    foreach(candidate IN LISTS candidates)
+      if(EXISTS "${candidate}" AND NOT IS_DIRECTORY "${candidate}")
+        set(found "${candidate}")
+        break()
+      endif()
+    endforeach()
+  endif()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
+# Finds the interpreter for an empty QOLA_PYTHON and keeps it in the cache with what
+# it was found from, so that the next configures start no interpreter to find it again.
+function(_qola_find_python out quiet)
+  set(inputs "${_QOLA_MODULE_DIR}|${Python_EXECUTABLE}|${Python3_EXECUTABLE}")
+  _qola_installation_python(python)
+  if(NOT python STREQUAL "")
+    set(how "the interpreter of the installation that provided ${_QOLA_MODULE_DIR}")
+  elseif(NOT "${Python_EXECUTABLE}" STREQUAL "")
+    set(python "${Python_EXECUTABLE}")
+    set(how "Python_EXECUTABLE")
+  elseif(NOT "${Python3_EXECUTABLE}" STREQUAL "")
+    set(python "${Python3_EXECUTABLE}")
+    set(how "Python3_EXECUTABLE")
+  elseif(NOT "$ENV{VIRTUAL_ENV}" STREQUAL "" AND EXISTS "$ENV{VIRTUAL_ENV}/bin/python")
+    set(python "$ENV{VIRTUAL_ENV}/bin/python")
+    set(how "the active virtual environment, VIRTUAL_ENV")
+  elseif(NOT "$ENV{CONDA_PREFIX}" STREQUAL "" AND EXISTS "$ENV{CONDA_PREFIX}/bin/python")
+    set(python "$ENV{CONDA_PREFIX}/bin/python")
+    set(how "the active conda environment, CONDA_PREFIX")
+  else()
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+    if(NOT Python3_Interpreter_FOUND)
+      message(FATAL_ERROR
+        "qola: no Python interpreter found to run qola.\n"
+        "Tell CMake which one has qola installed:\n"
+        "    cmake -DQOLA_PYTHON=/path/to/python \"${CMAKE_BINARY_DIR}\"")
+    endif()
+    set(python "${Python3_EXECUTABLE}")
+    set(how "find_package(Python3)")
+  endif()
+  if(quiet STREQUAL "" AND NOT "${python}" STREQUAL "${_QOLA_PYTHON_FOUND}")
+    message(STATUS "qola: Python ${python} (${how}; -DQOLA_PYTHON=... chooses another)")
+  endif()
+  set(_QOLA_PYTHON_FOUND "${python}" CACHE INTERNAL "qola: the interpreter an empty QOLA_PYTHON means")
+  set(_QOLA_PYTHON_INPUTS "${inputs}" CACHE INTERNAL "qola: what _QOLA_PYTHON_FOUND was found from")
+  set(${out} "${python}" PARENT_SCOPE)
+endfunction()
+
+# The qola source tree this module belongs to (a checkout: cmake/ beside qola/), whose
+# package qola runs from, or "" for an installed module.
+function(_qola_source_tree out)
+  get_filename_component(tree "${_QOLA_MODULE_DIR}" DIRECTORY)
+  if(EXISTS "${tree}/qola/__init__.py" AND EXISTS "${tree}/pyproject.toml")
+    set(${out} "${tree}" PARENT_SCOPE)
+  else()
+    set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Fails with what to run when qola does not import. A success is remembered per
+# interpreter and module, so a configure pays for it once.
+function(_qola_check_import python)
+  if("${_QOLA_IMPORT_CHECKED}" STREQUAL "${python}|${_QOLA_MODULE_DIR}")
+    return()
+  endif()
+  execute_process(
+    COMMAND "${python}" -c "import qola.cli"
+    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
+    RESULT_VARIABLE status
+    OUTPUT_VARIABLE output
+    ERROR_VARIABLE output)
+  if(NOT status EQUAL 0)
+    _qola_explain_import("${python}" "${output}")
+  endif()
+  set(_QOLA_IMPORT_CHECKED "${python}|${_QOLA_MODULE_DIR}" CACHE INTERNAL
+    "qola: interpreter known to import qola")
+endfunction()
+
+# The FATAL_ERROR for an interpreter that cannot run qola: what to install, where,
+# or which interpreter has it.
+function(_qola_explain_import python output)
+  _qola_indent(shown "${output}")
+  set(build "\"${CMAKE_BINARY_DIR}\"")
+  _qola_source_tree(tree)
+  if(NOT tree STREQUAL "")
+    # qola itself comes from the tree: the interpreter lacks one of its dependencies.
+    execute_process(
+      COMMAND "${python}" -c "import os, sys, sysconfig; print(int(sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))))"
+      RESULT_VARIABLE status OUTPUT_VARIABLE managed ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    set(venv "${CMAKE_BINARY_DIR}/qola-venv")
+    string(CONCAT own
+      "    \"${python}\" -m venv \"${venv}\"\n"
+      "    \"${venv}/bin/python\" -m pip install \"${tree}\"\n"
+      "    cmake -DQOLA_PYTHON=\"${venv}/bin/python\" ${build}\n")
+    if(managed STREQUAL "1")
+      string(CONCAT advice "${python} is managed by the system (EXTERNALLY-MANAGED): give "
+        "qola a virtual environment of its own, once:\n${own}")
+    else()
+      string(CONCAT advice "Install them for that interpreter (this installs the qola of "
+        "${tree} with them):\n    \"${python}\" -m pip install \"${tree}\"\n"
+        "or give qola a virtual environment of its own, once:\n${own}")
+    endif()
+    message(FATAL_ERROR
+      "qola: ${python} cannot run qola from ${tree}, which needs its dependencies "
+      "(click, GitPython, tomli-w):\n${shown}\n${advice}"
+      "or set QOLA_PYTHON to an interpreter that has them.")
+  endif()
+  set(advice "")
+  _qola_installation_python(installed)
+  if(NOT installed STREQUAL "" AND NOT installed STREQUAL python)
+    string(APPEND advice "qola is installed for ${installed}, whose installation provided "
+      "${_QOLA_MODULE_DIR}/QoLAConfig.cmake; use it:\n"
+      "    cmake -DQOLA_PYTHON=\"${installed}\" ${build}\n")
+  else()
+    find_program(script NAMES qola NO_CACHE)
+    if(script)
+      file(STRINGS "${script}" first LIMIT_COUNT 1)
+      if(first MATCHES "^#! *([^ ]+)$" AND NOT CMAKE_MATCH_1 STREQUAL python)
+        string(APPEND advice "The qola on PATH, ${script}, runs ${CMAKE_MATCH_1}; use it:\n"
+          "    cmake -DQOLA_PYTHON=\"${CMAKE_MATCH_1}\" ${build}\n")
+      endif()
+    endif()
+  endif()
+  message(FATAL_ERROR
+    "qola: ${python}: cannot import qola:\n${shown}\n${advice}"
+    "Or install qola for that interpreter:\n"
+    "    \"${python}\" -m pip install qola\n"
+    "or set QOLA_PYTHON to an interpreter that has it.")
+endfunction()
+
+# --- running qola ---------------------------------------------------------------
+
+# Every QOLA_SOURCE_DIR_<NAME> defined in CMake, as VAR=absolute-path pairs;
+# VAR= (empty) for one defined empty, which then hides the environment's.
+function(_qola_overrides out)
+  get_cmake_property(variables VARIABLES)
+  list(FILTER variables INCLUDE REGEX "^QOLA_SOURCE_DIR_.")
+  set(pairs "")
+  foreach(variable IN LISTS variables)
+    if("${${variable}}" STREQUAL "")
+      list(APPEND pairs "${variable}=")
+    else()
+      cmake_path(ABSOLUTE_PATH ${variable} BASE_DIRECTORY "${CMAKE_SOURCE_DIR}"
+        NORMALIZE OUTPUT_VARIABLE dir)
+      list(APPEND pairs "${variable}=${dir}")
+    endif()
+  endforeach()
+  set(${out} "${pairs}" PARENT_SCOPE)
+endfunction()
+
+# The environment qola runs in, as VAR=value pairs (VAR= unsets VAR): CMake's
+# settings are passed as options, so the same variables of whoever started CMake
+# are cleared; the overrides CMake defines win over the environment's; a source
+# tree lends its package.
+function(_qola_environment out)
+  set(pairs QOLA_MANIFEST= QOLA_ROOT= QOLA_SAFE_DIRECTORY= QOLA_OFFLINE= QOLA_FORCE=)
+  _qola_overrides(overrides)
+  list(APPEND pairs ${overrides})
+  _qola_source_tree(tree)
+  if(NOT tree STREQUAL "")
+    if("$ENV{PYTHONPATH}" STREQUAL "")
+      list(APPEND pairs "PYTHONPATH=${tree}")
+    else()
+      list(APPEND pairs "PYTHONPATH=${tree}:$ENV{PYTHONPATH}")
+    endif()
+  endif()
+  set(${out} "${pairs}" PARENT_SCOPE)
+endfunction()
+
+# Sets (or, for VAR=, unsets) each variable, saving what was there in `saved`.
+function(_qola_set_environment pairs saved)
+  set(before "")
+  foreach(pair IN LISTS pairs)
+    string(FIND "${pair}" "=" eq)
+    string(SUBSTRING "${pair}" 0 ${eq} variable)
+    math(EXPR eq "${eq} + 1")
+    string(SUBSTRING "${pair}" ${eq} -1 value)
+    if(DEFINED ENV{${variable}})
+      list(APPEND before "${variable}=$ENV{${variable}}")
+    else()
+      list(APPEND before "${variable}")
+    endif()
+    if(value STREQUAL "")
+      unset(ENV{${variable}})
+    else()
+      set(ENV{${variable}} "${value}")
+    endif()
+  endforeach()
+  set(${saved} "${before}" PARENT_SCOPE)
+endfunction()
+
+function(_qola_restore_environment saved)
+  list(REVERSE saved) # a variable set twice gets its first value back last
+  foreach(entry IN LISTS saved)
+    string(FIND "${entry}" "=" eq)
+    if(eq EQUAL -1)
+      unset(ENV{${entry}})
+    else()
+      string(SUBSTRING "${entry}" 0 ${eq} variable)
+      math(EXPR eq "${eq} + 1")
+      string(SUBSTRING "${entry}" ${eq} -1 value)
+      set(ENV{${variable}} "${value}")
+    endif()
+  endforeach()
+endfunction()
+
+function(_qola_exit_meaning out status)
+  if(status EQUAL 1)
+    set(text "the dependencies do not match the manifest")
+  elseif(status EQUAL 2)
+    set(text "the manifest or the command line is invalid")
+  elseif(status EQUAL 3)
+    set(text "a git operation failed")
+  elseif(status EQUAL 4)
+    set(text "refused: local work would be lost; nothing was changed")
+  elseif(status EQUAL 130)
+    set(text "interrupted")
+  else()
+    set(${out} "${status}" PARENT_SCOPE)
+    return()
+  endif()
+  set(${out} "exit ${status}: ${text}" PARENT_SCOPE)
+endfunction()
+
+# A CMake bracket argument holding text as it is.
+function(_qola_bracket out text)
+  set(equals "=")
+  while(text MATCHES "]${equals}]")
+    string(APPEND equals "=")
+  endwhile()
+  set(${out} "[${equals}[${text}]${equals}]" PARENT_SCOPE)
+endfunction()
+
+# Writes (when it changed) the script the qola-verify step of one call runs: `qola
+# verify` with the manifest, settings and environment of the checkout just run.
+function(_qola_write_verify_script script manifest environment)
+  set(text "# Generated by QoLA.cmake: `qola verify` as the last configure ran qola on\n")
+  string(APPEND text "# ${manifest}\n")
+  foreach(pair IN LISTS environment)
+    string(FIND "${pair}" "=" eq)
+    string(SUBSTRING "${pair}" 0 ${eq} variable)
+    math(EXPR eq "${eq} + 1")
+    string(SUBSTRING "${pair}" ${eq} -1 value)
+    if(value STREQUAL "")
+      string(APPEND text "unset(ENV{${variable}})\n")
+    else()
+      _qola_bracket(value "${value}")
+      string(APPEND text "set(ENV{${variable}} ${value})\n")
+    endif()
+  endforeach()
+  # The checkout's command line, as verify: the same options but those of a checkout.
+  set(words "")
+  set(skip FALSE)
+  set(at 0)
+  foreach(word IN LISTS ARGN)
+    if(skip)
+      set(skip FALSE)
+    elseif(word STREQUAL "--cmake-out")
+      set(skip TRUE)
+    elseif(NOT word MATCHES "^--(offline|force)$")
+      if(at EQUAL 3)
+        set(word verify) # python -m qola.cli <checkout>
+      endif()
+      _qola_bracket(word "${word}")
+      string(APPEND words " ${word}")
+    endif()
+    math(EXPR at "${at} + 1")
+  endforeach()
+  _qola_bracket(workdir "${CMAKE_BINARY_DIR}/qola")
+  string(APPEND text "execute_process(COMMAND${words}\n"
+    "  WORKING_DIRECTORY ${workdir} RESULT_VARIABLE status)\n"
+    "if(NOT status EQUAL 0)\n"
+    "  message(FATAL_ERROR \"qola verify: ${manifest}: exit \${status}\")\n"
+    "endif()\n")
+  if(EXISTS "${script}")
+    file(READ "${script}" old)
+    if(old STREQUAL text)
+      return()
+    endif()
+  endif()
+  file(WRITE "${script}" "${text}")
+endfunction()
+
+# Runs qola (ARGN: the command line) for one qola_checkout() call, showing what it
+# reports on stderr as it goes (unless quiet). On success sets _qola_stdout in the
+# caller and writes the call's verify script; on failure stops the configure with
+# the whole output.
+function(_qola_run manifest results id quiet)
+  file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
+  list(GET ARGN 0 python)
+  _qola_environment(environment)
+  # Tell qola it runs under CMake (its hints then speak CMake), and which folders
+  # the earlier calls of this configure checked out.
+  get_property(claims GLOBAL PROPERTY _QOLA_CLAIMS)
+  set(settings "QOLA_CMAKE_BINARY_DIR=${CMAKE_BINARY_DIR}" "QOLA_CMAKE_CLAIMS=${claims}")
+  _qola_set_environment("${environment};${settings}" saved)
+
+  _qola_check_import("${python}")
+  set(echo ECHO_ERROR_VARIABLE)
+  if(NOT quiet STREQUAL "")
+    set(echo "")
+  endif()
+  execute_process(
+    COMMAND ${ARGN}
+    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
+    RESULT_VARIABLE status
+    OUTPUT_VARIABLE stdout
+    ERROR_VARIABLE stderr
+    ${echo})
+  _qola_restore_environment("${saved}")
+
+  set(output "${stdout}${stderr}")
+  if(status EQUAL 0 OR (QOLA_SKIP_CHECKOUT AND status EQUAL 1))
+    if(status EQUAL 1)
+      _qola_indent(shown "${output}")
+      message(WARNING
+        "qola: ${manifest}: the dependencies do not match the manifest. "
+        "QOLA_SKIP_CHECKOUT is ON, so they were left as they are:\n${shown}")
+    endif()
+    if(NOT EXISTS "${results}")
+      _qola_indent(shown "${output}")
+      message(FATAL_ERROR "qola: ${python} -m qola.cli did not write ${results}:\n${shown}")
+    endif()
+    _qola_write_verify_script("${CMAKE_BINARY_DIR}/qola/verify-${id}.cmake" "${manifest}"
+      "${environment}" ${ARGN})
+    set(_qola_stdout "${stdout}" PARENT_SCOPE)
+    return()
+  endif()
+  if(output MATCHES "No module named")
+    # qola (or one of its dependencies) went away since the last check.
+    set(_QOLA_IMPORT_CHECKED "" CACHE INTERNAL "")
+    _qola_set_environment("${environment}" saved)
+    _qola_check_import("${python}")
+    _qola_restore_environment("${saved}")
+  endif()
+  _qola_exit_meaning(meaning "${status}")
+  _qola_indent(shown "${output}")
+  list(JOIN ARGN " " command)
+  _qola_source_tree(tree)
+  if(NOT tree STREQUAL "")
+    string(PREPEND command "PYTHONPATH=${tree} ")
+  endif()
+  message(FATAL_ERROR
+    "qola: ${manifest}: checkout failed (${meaning}):\n"
+    "${shown}\n"
+    "The command was:\n"
+    "    ${command}")
+endfunction()
+
+# What a run reported, as STATUS lines: each dependency qola changed or that is
+# overridden, then one line for those at their pins (each of them a VERBOSE line).
+function(_qola_summary manifest stdout pinned)
+  string(REGEX REPLACE "\n$" "" stdout "${stdout}")
+  string(REPLACE ";" "\\;" stdout "${stdout}")
+  string(REPLACE "\n" ";" lines "${stdout}")
+  foreach(line IN LISTS lines)
+    if(NOT line MATCHES "^qola: ")
+      string(PREPEND line "qola: ")
+    endif()
+    if(line MATCHES " up to date$" AND NOT QOLA_SKIP_CHECKOUT)
+      message(VERBOSE "${line}")
+    else()
+      message(STATUS "${line}")
+    endif()
+  endforeach()
+  if(NOT QOLA_SKIP_CHECKOUT AND pinned GREATER 0)
+    file(RELATIVE_PATH shown "${CMAKE_SOURCE_DIR}" "${manifest}")
+    set(count "${pinned} dependencies at their pins")
+    if(pinned EQUAL 1)
+      set(count "1 dependency at its pin")
+    endif()
+    message(STATUS "qola: ${shown}: ${count}")
+  endif()
+endfunction()
+
+cmake_policy(POP)

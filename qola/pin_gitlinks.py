@@ -1,0 +1,76 @@
+"""Pins the root's gitlinks disagree with: the warning a CMake configure shows.
+
+Editing a pin by hand leaves the root's index recording the old commit at the
+dependency's path; the configure checks the new pin out, and the next commit of
+the root would record the old one beside it. Each configure that runs qola warns
+of it (QoLA.cmake shows the warnings the results file carries) until the two agree.
+
+The root's index is read from its file (qola/gitindex.py), no git: this runs on
+the no-op path too. While a warning stands, the index as it was read joins the
+stamp, so the configure after `qola bump` stages the pin looks again and the
+warning goes; while none does, the index stays out of the stamp (it changes at
+every `git add`, which must not cost a configure anything).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from qola import cmake_env, gitfiles, gitindex
+
+if TYPE_CHECKING:
+    from qola.git import Runner
+    from qola.manifest import Dep, Manifest
+
+Pair = tuple[str, str]
+
+
+def warnings(
+    manifest: Manifest, deps: Sequence[Dep], runner: Runner | None = None
+) -> tuple[list[str], list[Pair]] | None:
+    """One warning per dependency whose pin the root's gitlink contradicts, and the stamp
+    entries that keep them true (empty when there is no warning, or when no file can
+    prove them). None when the index file cannot be read without git and no runner is
+    given: then only the full command can tell."""
+    gitdir = gitfiles.git_dir(manifest.root)
+    if gitdir is None or not deps:
+        return [], []
+    index = gitdir / "index"
+    found = gitindex.read(gitdir)
+    links: dict[str, str | None] = {}
+    entries: list[Pair] = []
+    if found is not None:
+        data, read = found
+        for entry in read:
+            if entry.is_gitlink:
+                # A path in conflict has one entry per merge stage.
+                links[entry.path] = entry.sha if entry.path not in links else None
+        entries = [(str(index), "sha256:" + hashlib.sha256(data).hexdigest())]
+    elif not index.exists():
+        entries = [(str(index), "missing")]  # nothing staged yet: no gitlink anywhere
+    elif runner is None:
+        return None
+    else:
+        from qola.observe import index_gitlinks
+
+        links = index_gitlinks(runner, manifest.root, [dep.path for dep in deps])
+    texts = [_text(manifest, dep, links[dep.path]) for dep in deps
+             if dep.path in links and links[dep.path] != dep.commit]  # fmt: skip
+    return texts, entries if texts else []
+
+
+def _text(manifest: Manifest, dep: Dep, link: str | None) -> str:
+    agree = cmake_env.qola_command("bump", dep.name, "--to", dep.commit, "-m", str(manifest.path))
+    if link is None:
+        found = f"the root's index holds {dep.path} in conflict"
+    else:
+        found = (
+            f"the root's index records {dep.path} at {link[:12]}: the root's next commit "
+            "would keep that commit as its gitlink"
+        )
+    return (
+        f"{dep.name}: the manifest pins {dep.commit[:12]} but {found}. "
+        f"To stage the pin as the gitlink, run:\n    {agree}"
+    )
