@@ -58,6 +58,14 @@ class EnvironmentValueError(click.ClickException):
 class Option(click.Option):
     """A click option whose bad environment value names the variable, not the flag."""
 
+    def resolve_envvar_value(self, ctx: click.Context) -> str | None:
+        # A flag's variable is read as a boolean word on every click qola supports: click
+        # 8.2.0 turns any non-empty value into "on" (QOLA_OFFLINE=0 would go offline and
+        # QOLA_OFFLINE=maybe pass), later versions convert it as the no-op does.
+        if self.is_flag and isinstance(self.envvar, str):
+            return os.environ.get(self.envvar) or None
+        return super().resolve_envvar_value(ctx)
+
     def handle_parse_result(
         self, ctx: click.Context, opts: Any, args: list[str]
     ) -> tuple[Any, list[str]]:

@@ -255,7 +255,9 @@ class _Board:
     def _draw(self, now: float) -> None:
         if _level == QUIET or not self.terminal:
             return
-        width = shutil.get_terminal_size((80, 24)).columns
+        # A terminal nobody sized (a fresh pseudo-terminal) reports 0 columns; Python
+        # 3.10's get_terminal_size passes that on, later ones use the fallback.
+        width = shutil.get_terminal_size((80, 24)).columns or 80
         lines = [a.line(now, width) for a in self.activities if a.what]
         self.hide()
         if lines:

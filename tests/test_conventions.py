@@ -176,6 +176,19 @@ def test_bad_environment_value_names_the_variable(pinned_clean, run_qola, variab
     assert snapshot(pinned_clean.root) == before
 
 
+@pytest.mark.parametrize(("value", "offline"), [("0", False), ("no", False), ("1", True), ("on", True)])
+def test_offline_variable_is_read_as_a_boolean(make_project, upstream, run_qola, value, offline):
+    # On every click qola supports: click 8.2.0 alone took any non-empty value as "on".
+    project = make_project(upstream.lib_tip)
+    res = run_qola("checkout", "-m", str(project.manifest), env={"QOLA_OFFLINE": value})
+    if offline:
+        assert res.exit_code == 3, res.stderr
+        assert not (project.root / "3rdparty/lib/.git").exists()
+    else:
+        assert res.exit_code == 0, res.stderr
+        assert (project.root / "3rdparty/lib/.git").exists()
+
+
 def test_bad_flag_value_still_names_the_flag(pinned_clean, run_qola):
     res = run_qola("checkout", "--jobs", "abc", "-m", str(pinned_clean.manifest))
     assert res.exit_code == 2
