@@ -176,7 +176,9 @@ def test_bad_environment_value_names_the_variable(pinned_clean, run_qola, variab
     assert snapshot(pinned_clean.root) == before
 
 
-@pytest.mark.parametrize(("value", "offline"), [("0", False), ("no", False), ("1", True), ("on", True)])
+@pytest.mark.parametrize(
+    ("value", "offline"), [("0", False), ("no", False), ("1", True), ("on", True)]
+)
 def test_offline_variable_is_read_as_a_boolean(make_project, upstream, run_qola, value, offline):
     # On every click qola supports: click 8.2.0 alone took any non-empty value as "on".
     project = make_project(upstream.lib_tip)
