@@ -232,6 +232,82 @@ def test_bump_commit_legacy_form_commits_manifest_and_gitlink(te_style, upstream
     assert run_qola("verify", "-m", str(root / "qola.toml")).exit_code == 0
 
 
+def test_bump_commit_leaves_an_unstaged_edit_of_the_manifest_unstaged_and_uncommitted(
+    te_style, upstream, run_qola
+):
+    """The commit holds the pin change of HEAD's manifest, as staging does: the user's own
+    unfinished edit of the file is neither committed nor staged."""
+    manifest = te_style / "qola.toml"
+    committed = git(te_style, "show", "HEAD:qola.toml")
+    manifest.write_bytes(manifest.read_bytes() + b"# TODO: not for this commit\r\n")
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    bumped = committed.replace(upstream.lib_v1, upstream.lib_v2)
+    assert git(te_style, "show", "HEAD:qola.toml") == bumped
+    assert git(te_style, "show", ":qola.toml") == bumped  # the index: the commit's copy
+    assert git(te_style, "diff", "--cached", "--name-only") == ""
+    assert git(te_style, "diff", "--name-only") == "qola.toml"  # the TODO, still unstaged
+    assert manifest.read_bytes().endswith(b"# TODO: not for this commit\r\n")
+    assert f"lib_commit = '{upstream.lib_v2}'" in manifest.read_text()
+    assert git(te_style, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_v2
+
+
+def test_bump_commit_leaves_a_staged_edit_of_the_manifest_staged_and_uncommitted(
+    te_style, upstream, run_qola
+):
+    manifest = te_style / "qola.toml"
+    committed = git(te_style, "show", "HEAD:qola.toml")
+    manifest.write_bytes(manifest.read_bytes() + b"# staged, for the next commit\r\n")
+    git(te_style, "add", "qola.toml")
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    bumped = committed.replace(upstream.lib_v1, upstream.lib_v2)
+    assert git(te_style, "show", "HEAD:qola.toml") == bumped
+    assert git(te_style, "show", ":qola.toml") == bumped + "\n# staged, for the next commit"
+    assert git(te_style, "diff", "--cached", "--name-only") == "qola.toml"  # still staged
+    assert git(te_style, "diff", "--name-only") == ""
+    assert git(te_style, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_v2
+
+
+def test_bump_commit_of_a_pin_heads_manifest_lacks_refuses_and_changes_nothing(
+    te_style, upstream, run_qola
+):
+    """A dependency added to the manifest but never committed: its pin change alone cannot
+    be committed (HEAD's manifest has no such pin), so nothing is done."""
+    manifest = te_style / "qola.toml"
+    git(te_style, "rm", "-q", "--cached", "qola.toml")
+    (te_style / "qola.toml").write_bytes(b"[qola]\r\nnamespace = 'te'\r\n")
+    git(te_style, "add", "qola.toml")
+    git(te_style, "commit", "-q", "-m", "qola.toml without the pin")
+    manifest.write_bytes(
+        b"[qola]\r\nnamespace = 'te'\r\n" + f"lib_commit = '{upstream.lib_v1}'\r\n".encode()
+    )
+    before = snapshot(te_style)
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
+    assert res.exit_code == 2
+    assert res.stderr.endswith(
+        f"qola: {manifest}: the copy of it in HEAD has no pin for lib, so the bump cannot be "
+        "committed alone; nothing was changed\n"
+        "hint: commit the manifest first, or bump without --commit (the pin is then staged)\n"
+    )
+    assert snapshot(te_style) == before
+
+
+def test_bump_commit_of_a_manifest_git_does_not_track_commits_it_whole(
+    te_style, upstream, run_qola
+):
+    """A manifest never committed nor staged has no pin change of its own: `--commit`
+    adds the file as it is, and stages it."""
+    manifest = te_style / "qola.toml"
+    git(te_style, "rm", "-q", "--cached", "qola.toml")
+    git(te_style, "commit", "-q", "-m", "qola.toml not tracked")
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert git(te_style, "show", "HEAD:qola.toml") == manifest.read_text().strip()
+    assert f"lib_commit = '{upstream.lib_v2}'" in manifest.read_text()
+    assert git(te_style, "status", "--porcelain", "--", "qola.toml") == ""
+
+
 def test_bump_without_commit_stages_the_gitlink(te_style, upstream, run_qola):
     res = run_qola("bump", "lib", "--to", "v2.0", "-m", str(te_style / "qola.toml"))
     assert res.exit_code == 0, res.stderr

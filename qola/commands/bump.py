@@ -74,6 +74,8 @@ def bump(
         # after the checkout succeeded: a refused or failed checkout writes nothing.
         raw, text = moves.read_manifest(sess.manifest)
         new_text = moves.edit_pins(sess.manifest, text, {dep: new})
+        if do_commit:
+            moves.pinned_copies(sess.runner, sess.manifest, {dep: new})  # or refuse, now
         if not no_checkout:
             result = run_checkout(
                 sess.manifest, (moved,), sess.runner, options, sess.note, lock_timeout
@@ -88,7 +90,7 @@ def bump(
             stage(sess, raw, {dep: new}, {dep: gitlink})
         else:
             links = {dep.path: new} if gitlink is not None else {}
-            sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
+            sha = moves.commit(sess.runner, sess.manifest, move.message(), {dep: new}, links)
             console.result(
                 f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}"
             )
@@ -107,7 +109,7 @@ def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> 
     move = moves.Move(before, committed, move.new, move.ref)
     move = moves.describe(sess.runner, move, worktree, None, offline, True)
     links = {dep.path: move.new} if moves.root_gitlink(sess.runner, sess.manifest, dep) else {}
-    sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
+    sha = moves.commit(sess.runner, sess.manifest, move.message(), {dep: move.new}, links)
     sess.note(f"{dep.name}: the manifest pinned {move.new[:12]} but HEAD did not: committing it")
     console.result(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {move.new[:7]}")
 
@@ -190,6 +192,8 @@ def bump_all(
         raw, text = moves.read_manifest(sess.manifest)
         pins = {move.dep: move.new for move in moving}
         new_text = moves.edit_pins(sess.manifest, text, pins)
+        if do_commit:
+            moves.pinned_copies(sess.runner, sess.manifest, pins)  # or refuse, now
         if not no_checkout:
             options = Options(offline, force)
             steps, refused = batch.prepare(sess.runner, sess.manifest, moving, options)
@@ -215,7 +219,7 @@ def bump_all(
             stage(sess, raw, pins, gitlinks)
             return 0
         links = {dep.path: pins[dep] for dep in pins if gitlinks[dep] is not None}
-        sha = moves.commit(sess.runner, sess.manifest, batch.message(moving), links)
+        sha = moves.commit(sess.runner, sess.manifest, batch.message(moving), pins, links)
         console.result(f"committed {sha[:12]}: {batch.message(moving).splitlines()[0]}")
         return 0
 
