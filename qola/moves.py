@@ -5,6 +5,7 @@ The library the `bump`, `freeze` and `init` commands (qola/commands/) share.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -13,10 +14,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import edit, gitconfig, gitfiles, history, patches, queries
+from qola import edit, gitconfig, gitfiles, history, patches, queries, store
 from qola.errors import GitError, QolaError, UsageError
 from qola.git import Runner
-from qola.init_manifest import render_init
 from qola.manifest import BOM, Dep, Manifest
 from qola.observe import index_gitlinks
 from qola.queries import head_sha
@@ -342,8 +342,28 @@ def current_head(runner: Runner, manifest: Manifest, dep: Dep) -> str:
     return sha
 
 
-def init_text(runner: Runner, root: Path) -> str:
-    """A new manifest pinning each of the root's submodules at its recorded gitlink."""
+def is_only_here(runner: Runner, worktree: Path, sha: str) -> bool | None:
+    """Whether sha may exist only in this checkout: no remote-tracking branch or tag holds
+    it, it is no pin qola checked out, and git did not fetch it with a depth. None when
+    that cannot be told (no repository there, or git refused to say)."""
+    gitdir = gitfiles.git_dir(worktree)
+    if gitdir is None:
+        return None
+    fetched: list[str] = []
+    with contextlib.suppress(OSError):
+        shallow = (gitfiles.common_dir(gitdir) / "shallow").read_text().split()
+        fetched = [entry for entry in shallow if _FULL_SHA.match(entry)]
+    # Not --branches: a local branch is no more on the remote than a detached commit.
+    sources = ["--remotes", "--tags", f"--glob={store.PINS_PREFIX}*", *fetched]
+    try:
+        contained = queries.is_contained(runner, worktree, sha, sources)
+    except QolaError:  # the repository's own config forbids running git there
+        return None
+    return None if contained is None else not contained
+
+
+def init_entries(runner: Runner, root: Path) -> list[tuple[str, str, str | None, str]]:
+    """(name, path, the URL .gitmodules gives, gitlink) of each submodule `init` pins."""
     try:
         text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
         modules = gitconfig.submodules(text)
@@ -359,7 +379,7 @@ def init_text(runner: Runner, root: Path) -> str:
         if link is None:
             continue
         name = re.sub(r"[^A-Za-z0-9_-]", "_", module.path.rsplit("/", 1)[-1]).lstrip("_-")
-        entries.append((name or "dep", module.path, None, link))
+        entries.append((name or "dep", module.path, module.url, link))
     if not entries:
         raise UsageError(str(root), "none of the .gitmodules entries has a gitlink in the index")
-    return render_init(entries)
+    return entries

@@ -396,6 +396,35 @@ def test_freeze_rewrites_pin_to_checked_out_commit(at_v1, upstream, run_qola):
     assert at_v1.manifest.read_bytes() == before.replace(
         upstream.lib_v1.encode(), upstream.lib_v2.encode()
     )
+    assert "warning" not in res.stderr  # v2 came from the remote (fetched one commit deep)
+
+
+@pytest.mark.parametrize("where", ["detached", "on a local branch"])
+def test_freeze_of_a_commit_made_in_the_checkout_warns_naming_it(
+    at_v1, upstream, run_qola, where
+):
+    """A commit no remote-tracking branch or tag has, and that was never fetched, may exist
+    only here: the pin is written and staged as asked, with a warning saying so."""
+    if where != "detached":
+        git(at_v1.lib, "checkout", "-q", "-b", "my-fix")
+    git(at_v1.lib, "commit", "-q", "--allow-empty", "-m", "local only")
+    local = head(at_v1.lib)
+    res = run_qola("freeze", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"lib {upstream.lib_v1[:12]} -> {local[:12]}\n"
+    assert only_here_warning("lib", local, "3rdparty/lib", upstream.lib) in res.stderr
+    assert f'commit = "{local}"' in at_v1.manifest.read_text()
+
+
+def test_freeze_of_a_commit_on_a_remote_tracking_branch_does_not_warn(
+    at_v1, upstream, run_qola
+):
+    git(at_v1.lib, "fetch", "-q", "origin", "main")
+    git(at_v1.lib, "checkout", "-q", "origin/main")
+    res = run_qola("freeze", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"lib {upstream.lib_v1[:12]} -> {upstream.lib_tip[:12]}\n"
+    assert "warning" not in res.stderr
 
 
 def test_freeze_expands_abbreviated_legacy_sha(te_style, upstream, run_qola):
@@ -431,6 +460,48 @@ def test_init_writes_manifest_for_root_submodules(te_style, upstream, run_qola):
     assert '[deps.lib]\npath = "3rdparty/lib"\n' in text
     assert f'commit = "{upstream.lib_v1}"' in text
     assert run_qola("verify", "-m", str(te_style / "qola.toml")).exit_code == 0
+
+
+def only_here_warning(name: str, sha: str, path: str, url: object) -> str:
+    return (
+        f"qola: warning: {name}: {sha[:12]} is on no remote-tracking branch or tag of {path} "
+        "and was never fetched: it may exist only in this checkout\n"
+        f"hint: push it to {url} before you commit this pin; "
+        "`qola verify --remote` checks that the branch or tag it follows holds it\n"
+    )
+
+
+def test_init_of_a_gitlink_made_in_the_checkout_warns_naming_it(te_style, upstream, run_qola):
+    lib = te_style / "3rdparty" / "lib"
+    git(lib, "commit", "-q", "--allow-empty", "-m", "local only")
+    git(te_style, "add", "3rdparty/lib")
+    (te_style / "qola.toml").unlink()
+    res = run_qola("init", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    assert only_here_warning("lib", head(lib), "3rdparty/lib", upstream.lib) in res.stderr
+    assert f'commit = "{head(lib)}"' in (te_style / "qola.toml").read_text()
+
+
+def test_init_of_gitlinks_from_the_remote_does_not_warn(te_style, run_qola):
+    (te_style / "qola.toml").unlink()
+    res = run_qola("init", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr == ""
+
+
+def test_bump_offline_to_a_commit_made_in_the_checkout_warns_naming_it(
+    at_v1, upstream, run_qola
+):
+    """Offline, the new pin is resolved here, not by the remote: it may be one of the
+    user's own commits."""
+    git(at_v1.lib, "commit", "-q", "--allow-empty", "-m", "local only")
+    local = head(at_v1.lib)
+    git(at_v1.lib, "checkout", "-q", "--detach", upstream.lib_v1)
+    res = run_qola("bump", "lib", "--offline", "--to", local, "--no-checkout", "-m",
+                   str(at_v1.manifest))  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert only_here_warning("lib", local, "3rdparty/lib", upstream.lib) in res.stderr
+    assert f'commit = "{local}"' in at_v1.manifest.read_text()
 
 
 def test_init_refuses_to_overwrite(te_style, run_qola):

@@ -11,6 +11,7 @@ from qola.session import Common, Session, finite, session
 
 if TYPE_CHECKING:
     from qola.checkout import Result
+    from qola.git import Runner
     from qola.manifest import Dep
     from qola.moves import Move
 
@@ -66,6 +67,8 @@ def bump(
             console.result(f"  {line}")
         if move.count > len(move.log):
             console.result(f"  ... and {move.count - len(move.log)} more")
+        if offline:  # resolved here, not by the remote: it may be a commit made here
+            warn_if_only_here(sess.runner, worktree, dep.name, dep.path, dep.url, new)
         if dry_run:
             console.result("dry run: nothing was written")
             return 0
@@ -140,6 +143,25 @@ def stage(
     sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
 
 
+def warn_if_only_here(
+    runner: Runner, worktree: Path, name: str, path: str, url: str | None, sha: str
+) -> None:
+    """Say so when a new pin may exist only in this checkout: committed and pushed as it
+    is, it breaks every other checkout (git's "not our ref"). A warning, not a refusal: the
+    commit may be on its way to the remote, and nothing qola writes here reaches others."""
+    from qola import moves
+
+    if moves.is_only_here(runner, worktree, sha):
+        console.warning(
+            f"{name}: {sha[:12]} is on no remote-tracking branch or tag of {path} "
+            "and was never fetched: it may exist only in this checkout"
+        )
+        console.message(
+            f"hint: push it to {url or 'its remote'} before you commit this pin; "
+            "`qola verify --remote` checks that the branch or tag it follows holds it"
+        )
+
+
 def report_failures(result: Result, after: str = "") -> int:
     """Print a checkout's failures; return its exit code."""
     for error in result.failures.values():
@@ -185,6 +207,10 @@ def bump_all(
                 console.result(f"  {line}")
             if move.count > len(move.log):
                 console.result(f"  ... and {move.count - len(move.log)} more")
+            if offline:  # resolved here, not by the remote
+                where = sess.manifest.root / move.dep.path
+                warn_if_only_here(sess.runner, where, move.dep.name, move.dep.path,
+                                  move.dep.url, move.new)  # fmt: skip
         if not moving or dry_run:
             if dry_run:
                 console.result("dry run: nothing was written")
