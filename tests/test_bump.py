@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from repos import git, head, init_repo, snapshot
 from superprojects import legacy_superproject
@@ -337,6 +339,22 @@ def test_bump_stages_the_manifest_with_the_gitlink_and_nothing_else_of_the_users
     git(te_style, "commit", "-q", "-m", "bump lib")
     assert git(te_style, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_v2
     assert f"lib_commit = '{upstream.lib_v2}'" in git(te_style, "show", "HEAD:qola.toml")
+
+
+def test_bump_stages_the_index_copy_byte_for_byte_whatever_core_autocrlf_says(
+    te_style, upstream, run_qola
+):
+    """The staged copy is a blob's own bytes with the pin edited: git's input filters
+    (core.autocrlf turning CRLF into LF) must not rewrite the rest of it."""
+    git(te_style, "config", "core.autocrlf", "true")
+    staged = subprocess.run(["git", "show", ":qola.toml"], cwd=te_style, capture_output=True,
+                            check=True).stdout  # fmt: skip
+    assert b"\r\n" in staged
+    res = run_qola("bump", "lib", "--to", "v2.0", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    after = subprocess.run(["git", "show", ":qola.toml"], cwd=te_style, capture_output=True,
+                           check=True).stdout  # fmt: skip
+    assert after == staged.replace(upstream.lib_v1.encode(), upstream.lib_v2.encode())
 
 
 def test_freeze_stages_the_manifest_with_the_gitlink(te_style, upstream, run_qola):
