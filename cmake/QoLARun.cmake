@@ -152,7 +152,7 @@ function(_qola_explain_import python output)
       endif()
     endif()
   endif()
-  # qola is not on PyPI (the name there is not qola's): install it from where this
+  # qola is not on PyPI (anyone may register the name): install it from where this
   # installation came from when pip recorded it, else from a checkout or qola's git URL.
   _qola_installed_from(source)
   if(NOT source STREQUAL "")

@@ -1,6 +1,6 @@
 """Where this qola came from, for the hints that say how to upgrade or reinstall it.
 
-qola is not on PyPI (the name there is not qola's: installing it by that name would
+qola is not on PyPI (anyone may register the name: installing it by that name would
 install whatever whoever registered it put there), so a hint names the checkout qola runs
 from, or the git URL or folder pip recorded when it installed it (PEP 610's
 direct_url.json), and otherwise a placeholder for qola's repository URL.

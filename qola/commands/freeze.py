@@ -37,4 +37,3 @@ def freeze(common: Common, dry_run: bool) -> int:
         moves.write_manifest(sess.manifest, raw, moves.edit_pins(sess.manifest, text, changes))
         stage(sess, raw, changes, gitlinks)
         return 0
-
