@@ -37,6 +37,7 @@ Exit codes:
   3    a git operation failed (network, unknown commit, patch, lock, timeout)
   4    refused: local work would be lost, or a folder is not a repository
        git accepts; nothing was changed
+  129  hung up (SIGHUP)
   130  interrupted (Ctrl-C)
   143  terminated (SIGTERM)
 """

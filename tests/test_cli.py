@@ -45,14 +45,16 @@ def help_exit_codes(text: str) -> dict[int, str]:
 
 
 def test_help_lists_every_exit_code_qola_exits_with(run_qola):
-    """143 too (a CI timeout's SIGTERM: tests/test_crash.py), and exit 4's second cause: a
-    folder in the way that is not a repository git accepts (tests/test_broken_repositories.py)."""
+    """143 and 129 too (a CI timeout's SIGTERM, a closed terminal's SIGHUP:
+    tests/test_crash.py), and exit 4's second cause: a folder in the way that is not a
+    repository git accepts (tests/test_broken_repositories.py)."""
     codes = help_exit_codes(run_qola("--help").stdout)
-    assert sorted(codes) == [0, 1, 2, 3, 4, 130, 143]
+    assert sorted(codes) == [0, 1, 2, 3, 4, 129, 130, 143]
     assert codes[4] == (
         "refused: local work would be lost, or a folder is not a repository git accepts; "
         "nothing was changed"
     )
+    assert codes[129] == "hung up (SIGHUP)"
     assert codes[143] == "terminated (SIGTERM)"
 
 
