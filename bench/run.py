@@ -1,4 +1,4 @@
-"""qola against the anchors of DESIGN §11, measured side by side in one run.
+"""qola against git's own commands and its speed goals, measured side by side in one run.
 
     python bench/run.py [--quick] [--repeat K] [--cold-repeat K] [--json PATH] [--qola DIR]
 
@@ -17,8 +17,9 @@ every variant alike:
   cmake     bench/cmake_noop.py at N=10 (what a no-op qola_checkout() adds to a configure)
 
 and prints medians (wall, child CPU, peak RSS, bytes received), the ratios qola/anchor next
-to each §11 goal with PASS or MISS, and writes everything as JSON. The qola under test is
-the checkout this file lives in (or --qola DIR), run as `python -m qola.cli`.
+to each goal (docs/performance.md) with PASS or MISS, and writes everything as JSON. The
+qola under test is the checkout this file lives in (or --qola DIR), run as
+`python -m qola.cli`.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def medians(samples: list[Sample]) -> Medians:
 
 @dataclass
 class Goal:
-    """One §11 goal: a measured value (None: not measurable in this run) against a limit."""
+    """One goal: a measured value (None: not measurable in this run) against a limit."""
 
     name: str
     value: float | None
@@ -520,7 +521,7 @@ def ratio(
 
 
 def evaluate(results: Results, cmake: dict[str, float] | None) -> list[Goal]:
-    """The §11 goals, each with the ratio this run measured."""
+    """The goals, each with the ratio this run measured."""
     secs = results.sections
     goals = []
     for n, limit in ((10, 1.0), (50, 0.3)):
@@ -692,7 +693,7 @@ def print_report(results: Results, cmake: dict[str, float] | None) -> None:
         print("\ncmake N=10 (bench/cmake_noop.py, interleaved, medians)")
         for key, value in cmake.items():
             print(f"  {key:<24} {value:9.2f}")
-    print(f"\n{'§11 goal':<56} {'measured':>9} {'goal':>9}  result")
+    print(f"\n{'goal':<56} {'measured':>9} {'goal':>9}  result")
     for g in results.goals:
         value = "-" if g.value is None else f"{g.value:.3f}{g.unit}"
         limit = f"{g.op} {g.limit:g}{g.unit}"
@@ -705,7 +706,7 @@ def print_report(results: Results, cmake: dict[str, float] | None) -> None:
 
 # A history rewriting 11x the tree's bytes (less in fact: a rewrite stops at the end of its
 # file) makes the full pack 7.2x a depth-1 fetch, 103.5 MB against 14.4 MB, as AITER's is
-# (104 MB against 15 MB, DESIGN §11).
+# (a full clone of AITER 104 MB, a depth-1 fetch of its pin 15 MB).
 QUICK_LARGE = fx.LargeSpec(files=40, tree_bytes=2 << 20, commits=300, history_factor=11, behind=120)
 LARGE = fx.LargeSpec(files=600, tree_bytes=24 << 20, commits=3000, history_factor=11, behind=120)
 # composable_kernel inside AITER: a smaller tree whose history is still several times it.

@@ -152,11 +152,44 @@ function(_qola_explain_import python output)
       endif()
     endif()
   endif()
+  # qola is not on PyPI (anyone may register the name): install it from where this
+  # installation came from when pip recorded it, else from a checkout or qola's git URL.
+  _qola_installed_from(source)
+  if(NOT source STREQUAL "")
+    string(CONCAT install "Or install qola for that interpreter from where this one came "
+      "from:\n    \"${python}\" -m pip install \"${source}\"\n")
+  else()
+    string(CONCAT install "Or install qola for that interpreter, from a checkout of qola or "
+      "its git URL (qola is not on PyPI):\n"
+      "    \"${python}\" -m pip install /path/to/qola\n"
+      "    \"${python}\" -m pip install \"git+<qola's repository URL>\"\n")
+  endif()
   message(FATAL_ERROR
-    "qola: ${python}: cannot import qola:\n${shown}\n${advice}"
-    "Or install qola for that interpreter:\n"
-    "    \"${python}\" -m pip install qola\n"
+    "qola: ${python}: cannot import qola:\n${shown}\n${advice}${install}"
     "or set QOLA_PYTHON to an interpreter that has it.")
+endfunction()
+
+# What pip installed the qola that provided this module from (PEP 610's direct_url.json
+# beside it in site-packages): git+URL, or a file:// URL of a folder; "" when unknown.
+function(_qola_installed_from out)
+  set(found "")
+  get_filename_component(package "${_QOLA_MODULE_DIR}" DIRECTORY)
+  get_filename_component(site "${package}" DIRECTORY)
+  file(GLOB records "${site}/qola-*.dist-info/direct_url.json")
+  list(LENGTH records count)
+  if(count EQUAL 1 AND EXISTS "${package}/__init__.py")
+    file(READ "${records}" record)
+    string(JSON url ERROR_VARIABLE failed GET "${record}" url)
+    if(failed STREQUAL "NOTFOUND" AND NOT url STREQUAL "")
+      string(JSON vcs ERROR_VARIABLE failed GET "${record}" vcs_info vcs)
+      if(failed STREQUAL "NOTFOUND" AND vcs STREQUAL "git")
+        set(found "git+${url}")
+      else()
+        set(found "${url}") # pip takes a file:// URL as it is
+      endif()
+    endif()
+  endif()
+  set(${out} "${found}" PARENT_SCOPE)
 endfunction()
 
 # --- running qola ---------------------------------------------------------------
@@ -243,9 +276,14 @@ function(_qola_exit_meaning out status)
   elseif(status EQUAL 3)
     set(text "a git operation failed")
   elseif(status EQUAL 4)
-    set(text "refused: local work would be lost; nothing was changed")
+    string(CONCAT text "refused: local work would be lost, or a folder is not a repository "
+      "git accepts; nothing was changed")
+  elseif(status EQUAL 129)
+    set(text "hung up (SIGHUP)")
   elseif(status EQUAL 130)
     set(text "interrupted")
+  elseif(status EQUAL 143)
+    set(text "terminated (SIGTERM)")
   else()
     set(${out} "${status}" PARENT_SCOPE)
     return()

@@ -34,9 +34,12 @@ Exit codes:
   0    success; the tree matches the manifest
   1    the tree does not match the manifest
   2    bad command line or invalid manifest
-  3    a git operation failed (network, unknown commit, lock)
-  4    refused: local work would be lost; nothing was changed
-  130  interrupted
+  3    a git operation failed (network, unknown commit, patch, lock, timeout)
+  4    refused: local work would be lost, or a folder is not a repository
+       git accepts; nothing was changed
+  129  hung up (SIGHUP)
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM)
 """
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -609,6 +612,7 @@ def demo(folder: Path | None) -> None:
 
 
 @cli.command("cmake-dir")
+@handle_errors
 def cmake_dir() -> None:
     """Print the folder holding QoLAConfig.cmake (for CMAKE_PREFIX_PATH)."""
     from qola.cmake_out import cmake_dir as folder

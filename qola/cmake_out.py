@@ -202,11 +202,10 @@ def cmake_dir() -> Path:
     for folder in candidates:
         if (folder / "QoLAConfig.cmake").is_file():
             return folder
-    raise UsageError(
-        "cmake-dir",
-        "QoLAConfig.cmake is not installed with this qola",
-        "reinstall qola: pip install --force-reinstall qola",
-    )
+    from qola.origin import reinstall_hint
+
+    raise UsageError("cmake-dir", "QoLAConfig.cmake is not installed with this qola",
+                     reinstall_hint())  # fmt: skip
 
 
 def _check_distinct_names(deps: Sequence[Result], manifest: Manifest | None) -> None:

@@ -56,6 +56,8 @@ def run(folder: Path | None, echo: Callable[[str], None]) -> int:
     _make_project(git, project, base / "upstream" / "lib", v1)
     echo(f"# 2. a CMake project pinning lib at {v1[:12]}: {project}/qola.toml")
     echo((project / "qola.toml").read_text().rstrip())
+    name, email = _AUTHOR["GIT_AUTHOR_NAME"], _AUTHOR["GIT_AUTHOR_EMAIL"]
+    echo(f"# its git identity, for the commit of step 4, is its own: {name} <{email}>")
     env_line = " ".join(f"{k}={v}" for k, v in DEMO_ENV.items())
     echo("# 3. the real commands (local submodule URLs need protocol.file.allow):")
     echo(f"$ cd {shlex.quote(str(project))}")
@@ -133,6 +135,12 @@ def _make_upstream(git: Runner, base: Path) -> tuple[str, str]:
 def _make_project(git: Runner, project: Path, lib: Path, pin: str) -> None:
     project.mkdir(parents=True)
     git.run(project, "init", "-q", "-b", "main")
+    # An identity of the project's own, in its config rather than the environment, for
+    # the commit `qola bump --commit` makes: a machine without user.name/user.email (a
+    # fresh container or CI runner) runs the demo, and so do the commands repeated by
+    # hand, without an `export` that would follow the person into their own repositories.
+    git.run(project, "config", "user.name", _AUTHOR["GIT_AUTHOR_NAME"])
+    git.run(project, "config", "user.email", _AUTHOR["GIT_AUTHOR_EMAIL"])
     (project / "qola.toml").write_text(
         "# Pins for the demo project.\n"
         "[deps.lib]\n"

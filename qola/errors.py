@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-# The exit codes of every command (DESIGN §2).
+# The exit codes of every command, as --help (cli.EXIT_CODES) and README list them; a
+# SIGTERM ends a run with 143 (128 + the signal: shim.Terminated).
 EXIT_OK = 0
 EXIT_MISMATCH = 1
 EXIT_USAGE = 2
@@ -43,7 +44,7 @@ class ManifestError(QolaError):
 
 
 class GitError(QolaError):
-    """A git operation failed: network, unknown commit, a repository git refuses."""
+    """A git operation failed: network, unknown commit, a patch, the lock, a timeout."""
 
     exit_code = EXIT_GIT
 

@@ -278,10 +278,12 @@ class _Loader:
         if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
             raise self.fail("qola.schema", f"must be a positive integer, not {schema!r}")
         if schema > SCHEMA:
+            from qola.origin import upgrade_hint  # the error path only
+
             raise self.fail(
                 "qola.schema",
                 f"schema {schema} is newer than this qola understands (schema {SCHEMA})",
-                "upgrade qola: pip install --upgrade qola",
+                upgrade_hint(),
             )
 
     def _root(self, qola: dict[str, Any]) -> Path:

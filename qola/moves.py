@@ -5,6 +5,7 @@ The library the `bump`, `freeze` and `init` commands (qola/commands/) share.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -13,10 +14,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import edit, gitconfig, gitfiles, history, patches, queries
+from qola import edit, gitconfig, gitfiles, history, patches, queries, store
 from qola.errors import GitError, QolaError, UsageError
 from qola.git import Runner
-from qola.init_manifest import render_init
 from qola.manifest import BOM, Dep, Manifest
 from qola.observe import index_gitlinks
 from qola.queries import head_sha
@@ -182,26 +182,81 @@ def stage_manifest(
         return "git does not track it (or it is in conflict)"
     mode, blob = fields[0], fields[1]
     staged = runner.run(root, "cat-file", "blob", blob, subject=str(manifest.path)).stdout
-    if staged.encode() != old_raw:
-        try:
-            text = edit_pins(manifest, staged.removeprefix(BOM), pins)
-        except QolaError:
-            return "its staged copy differs from the file and has other pins"
-    else:
-        text = edit_pins(manifest, old_raw.decode("utf-8").removeprefix(BOM), pins)
-    if staged.startswith(BOM):
-        text = BOM + text  # kept byte for byte, as in the file
-    with tempfile.TemporaryDirectory(prefix="qola-stage-") as folder:
-        path = Path(folder) / "manifest"
-        path.write_bytes(text.encode("utf-8"))
-        new_blob = runner.run(root, "hash-object", "-w", "--", str(path)).stdout.strip()
+    try:
+        text = _with_pins(manifest, staged, pins)
+    except QolaError:
+        return "its staged copy differs from the file and has other pins"
+    new_blob = _write_blob(runner, root, text)
     runner.run(root, "update-index", "--cacheinfo", f"{mode},{new_blob},{rel}",
                subject=str(manifest.path))  # fmt: skip
     return None
 
 
-def commit(runner: Runner, manifest: Manifest, move_message: str, gitlinks: dict[str, str]) -> str:
-    """Commit exactly the manifest and the given gitlinks, whatever else is staged.
+def _with_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
+    """A copy of the manifest (HEAD's, the index's) with only the pins' values replaced, its
+    byte order mark kept; a QolaError when the copy lacks one of the pins."""
+    edited = edit_pins(manifest, text.removeprefix(BOM), pins)
+    return BOM + edited if text.startswith(BOM) else edited
+
+
+def _write_blob(runner: Runner, root: Path, text: str) -> str:
+    """Write text into the root's object store as it is; its blob's SHA."""
+    with tempfile.TemporaryDirectory(prefix="qola-stage-") as folder:
+        path = Path(folder) / "manifest"
+        path.write_bytes(text.encode("utf-8"))
+        # --no-filters: the text is a blob's own, edited; core.autocrlf or an attribute
+        # must not convert it again.
+        return runner.run(root, "hash-object", "-w", "--no-filters", "--", str(path)
+                          ).stdout.strip()  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Copies:
+    """The manifest a bump commits and then stages: HEAD's copy and the index's, each with
+    only the pins edited (None where there is no such copy)."""
+
+    committed: str | None
+    staged: str | None
+
+
+def pinned_copies(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> Copies:
+    """What `--commit` would commit: the pin change alone, whatever else the user has
+    edited in the file or staged. A UsageError when a copy has no such pin (called before
+    anything is written, so that nothing is)."""
+    root = manifest.root
+    rel = os.path.relpath(manifest.path, root)
+    if rel.startswith("..") or gitfiles.git_dir(root) is None:
+        raise UsageError(str(manifest.path), "the manifest is outside the root's repository; "
+                         "cannot commit it")  # fmt: skip
+    copies = []
+    for rev, where in (("HEAD", "HEAD"), ("", "the index")):
+        text = queries.blob_at(runner, root, rev, rel)
+        try:
+            copies.append(None if text is None else _with_pins(manifest, text, pins))
+        except QolaError:
+            names = ", ".join(dep.name for dep in pins)
+            raise UsageError(
+                str(manifest.path),
+                f"the copy of it in {where} has no pin for {names}, so the bump cannot be "
+                "committed alone; nothing was changed",
+                "commit the manifest first, or bump without --commit (the pin is then staged)",
+            ) from None
+    return Copies(*copies)
+
+
+def commit(
+    runner: Runner,
+    manifest: Manifest,
+    move_message: str,
+    pins: dict[Dep, str],
+    gitlinks: dict[str, str],
+) -> str:
+    """Commit the pin change of the manifest and the given gitlinks, nothing else.
+
+    The commit holds HEAD's manifest with only the pins changed; the index then stages
+    its own copy with the same edit: the user's other edits of the file, staged or not,
+    stay as they were and out of the commit, as do their other staged changes. (A
+    manifest HEAD does not hold is committed as the index has it, else whole.)
 
     The steps are ordered so that a kill between any two leaves HEAD and the index
     each at the old pins or at the new ones: the objects first (nothing refers to
@@ -211,8 +266,7 @@ def commit(runner: Runner, manifest: Manifest, move_message: str, gitlinks: dict
     """
     root = manifest.root
     rel = os.path.relpath(manifest.path, root)
-    if rel.startswith(".."):
-        raise UsageError(str(manifest.path), "the manifest is outside the root; cannot commit it")
+    copies = pinned_copies(runner, manifest, pins)
     # A private index holding HEAD plus our changes: the user's other staged
     # changes stay staged and out of this commit.
     with tempfile.TemporaryDirectory(prefix="qola-index-") as folder:
@@ -221,21 +275,37 @@ def commit(runner: Runner, manifest: Manifest, move_message: str, gitlinks: dict
         parent = head_sha(runner, root)
         if parent is not None:
             private.run(root, "read-tree", "HEAD")
-        blob = runner.run(root, "hash-object", "-w", "--", rel).stdout.strip()
+        text = copies.committed if copies.committed is not None else copies.staged
+        if text is not None:
+            blob = _write_blob(runner, root, text)
+        else:  # in neither: the file is committed as `git add` would stage it
+            blob = runner.run(root, "hash-object", "-w", "--", rel).stdout.strip()
         entry = private.run(root, "ls-files", "-s", "--", rel).stdout.split()
         mode = entry[0] if entry and entry[0] in ("100644", "100755") else "100644"
-        entries = [f"{mode},{blob},{rel}"]
-        entries += [f"160000,{link},{path}" for path, link in gitlinks.items()]
-        staging = [arg for entry in entries for arg in ("--cacheinfo", entry)]
-        private.run(root, "update-index", "--add", *staging)
+        links = [f"160000,{link},{path}" for path, link in gitlinks.items()]
+        private.run(root, "update-index", "--add", *_cacheinfo([f"{mode},{blob},{rel}", *links]))
         tree = private.run(root, "write-tree").stdout.strip()
+        staging = links
+        if copies.staged is not None and copies.staged != text:
+            # The index's own copy, pin edited, at the index's own mode.
+            entry = runner.run(root, "ls-files", "-s", "--", rel).stdout.split()
+            kept = entry[0] if entry and entry[0] in ("100644", "100755") else mode
+            staging = [f"{kept},{_write_blob(runner, root, copies.staged)},{rel}", *links]
+        elif copies.staged is not None or copies.committed is None:
+            staging = [f"{mode},{blob},{rel}", *links]
+        # else: the user staged the manifest's removal, which stays staged.
     parents = ["-p", parent] if parent is not None else []
     sha = runner.run(root, "commit-tree", tree, *parents, "-m", move_message).stdout.strip()
     # The real index: manifest and gitlinks in one write, before HEAD moves.
-    runner.run(root, "update-index", "--add", *staging)
+    if staging:
+        runner.run(root, "update-index", "--add", *_cacheinfo(staging))
     old = parent or "0" * 40
     runner.run(root, "update-ref", "-m", "qola bump", "HEAD", sha, old)
     return sha
+
+
+def _cacheinfo(entries: list[str]) -> list[str]:
+    return [arg for entry in entries for arg in ("--cacheinfo", entry)]
 
 
 def committed_pin(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
@@ -272,8 +342,28 @@ def current_head(runner: Runner, manifest: Manifest, dep: Dep) -> str:
     return sha
 
 
-def init_text(runner: Runner, root: Path) -> str:
-    """A new manifest pinning each of the root's submodules at its recorded gitlink."""
+def is_only_here(runner: Runner, worktree: Path, sha: str) -> bool | None:
+    """Whether sha may exist only in this checkout: no remote-tracking branch or tag holds
+    it, it is no pin qola checked out, and git did not fetch it with a depth. None when
+    that cannot be told (no repository there, or git refused to say)."""
+    gitdir = gitfiles.git_dir(worktree)
+    if gitdir is None:
+        return None
+    fetched: list[str] = []
+    with contextlib.suppress(OSError):
+        shallow = (gitfiles.common_dir(gitdir) / "shallow").read_text().split()
+        fetched = [entry for entry in shallow if _FULL_SHA.match(entry)]
+    # Not --branches: a local branch is no more on the remote than a detached commit.
+    sources = ["--remotes", "--tags", f"--glob={store.PINS_PREFIX}*", *fetched]
+    try:
+        contained = queries.is_contained(runner, worktree, sha, sources)
+    except QolaError:  # the repository's own config forbids running git there
+        return None
+    return None if contained is None else not contained
+
+
+def init_entries(runner: Runner, root: Path) -> list[tuple[str, str, str | None, str]]:
+    """(name, path, the URL .gitmodules gives, gitlink) of each submodule `init` pins."""
     try:
         text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
         modules = gitconfig.submodules(text)
@@ -289,7 +379,7 @@ def init_text(runner: Runner, root: Path) -> str:
         if link is None:
             continue
         name = re.sub(r"[^A-Za-z0-9_-]", "_", module.path.rsplit("/", 1)[-1]).lstrip("_-")
-        entries.append((name or "dep", module.path, None, link))
+        entries.append((name or "dep", module.path, module.url, link))
     if not entries:
         raise UsageError(str(root), "none of the .gitmodules entries has a gitlink in the index")
-    return render_init(entries)
+    return entries

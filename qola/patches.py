@@ -1,4 +1,4 @@
-"""Patch series on top of a pin (DESIGN §7): each *.patch one commit, the same on every machine.
+"""Patch series on top of a pin: each *.patch one commit, the same on every machine.
 
 A series is applied to a temporary index (`git apply --cached`), never to the work
 tree, and each step is committed with `commit-tree` under a fixed identity and date,

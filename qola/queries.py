@@ -60,6 +60,17 @@ def is_ancestor(runner: Runner, repo: Path, old: str, new: str) -> bool:
     return out.status == 0
 
 
+def is_contained(runner: Runner, repo: Path, sha: str, sources: list[str]) -> bool | None:
+    """Whether sha is in the history of one of sources (rev-list's own words: --remotes,
+    --tags, --glob=<refs>, or commits); None when git cannot tell."""
+    if not FULL_SHA.match(sha):
+        return None
+    # No --end-of-options: it would make --not a revision. sha is a full SHA, checked above.
+    out = runner.run(repo, "rev-list", "-1", "--ignore-missing", sha, "--not", *sources, "--",
+                     check=False)  # fmt: skip
+    return None if out.status != 0 else not out.stdout.strip()
+
+
 def commit_time(runner: Runner, repo: Path, rev: str) -> int | None:
     """The committer date of rev in seconds; None when the repository lacks it."""
     out = runner.run(repo, "--no-optional-locks", "log", "-1", "--format=%ct",

@@ -51,7 +51,7 @@ def text(report: Report, paint: Paint = _plain) -> str:
 
 
 def as_json(report: Report) -> str:
-    """The versioned JSON document of DESIGN §6."""
+    """The versioned JSON document of `verify --format json` (schema 1, docs/ci.md)."""
     document = {
         "schema": JSON_SCHEMA,
         "ok": report.ok,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from repos import git, head, init_repo, snapshot
 from superprojects import legacy_superproject
@@ -232,6 +234,82 @@ def test_bump_commit_legacy_form_commits_manifest_and_gitlink(te_style, upstream
     assert run_qola("verify", "-m", str(root / "qola.toml")).exit_code == 0
 
 
+def test_bump_commit_leaves_an_unstaged_edit_of_the_manifest_unstaged_and_uncommitted(
+    te_style, upstream, run_qola
+):
+    """The commit holds the pin change of HEAD's manifest, as staging does: the user's own
+    unfinished edit of the file is neither committed nor staged."""
+    manifest = te_style / "qola.toml"
+    committed = git(te_style, "show", "HEAD:qola.toml")
+    manifest.write_bytes(manifest.read_bytes() + b"# TODO: not for this commit\r\n")
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    bumped = committed.replace(upstream.lib_v1, upstream.lib_v2)
+    assert git(te_style, "show", "HEAD:qola.toml") == bumped
+    assert git(te_style, "show", ":qola.toml") == bumped  # the index: the commit's copy
+    assert git(te_style, "diff", "--cached", "--name-only") == ""
+    assert git(te_style, "diff", "--name-only") == "qola.toml"  # the TODO, still unstaged
+    assert manifest.read_bytes().endswith(b"# TODO: not for this commit\r\n")
+    assert f"lib_commit = '{upstream.lib_v2}'" in manifest.read_text()
+    assert git(te_style, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_v2
+
+
+def test_bump_commit_leaves_a_staged_edit_of_the_manifest_staged_and_uncommitted(
+    te_style, upstream, run_qola
+):
+    manifest = te_style / "qola.toml"
+    committed = git(te_style, "show", "HEAD:qola.toml")
+    manifest.write_bytes(manifest.read_bytes() + b"# staged, for the next commit\r\n")
+    git(te_style, "add", "qola.toml")
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    bumped = committed.replace(upstream.lib_v1, upstream.lib_v2)
+    assert git(te_style, "show", "HEAD:qola.toml") == bumped
+    assert git(te_style, "show", ":qola.toml") == bumped + "\n# staged, for the next commit"
+    assert git(te_style, "diff", "--cached", "--name-only") == "qola.toml"  # still staged
+    assert git(te_style, "diff", "--name-only") == ""
+    assert git(te_style, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_v2
+
+
+def test_bump_commit_of_a_pin_heads_manifest_lacks_refuses_and_changes_nothing(
+    te_style, upstream, run_qola
+):
+    """A dependency added to the manifest but never committed: its pin change alone cannot
+    be committed (HEAD's manifest has no such pin), so nothing is done."""
+    manifest = te_style / "qola.toml"
+    git(te_style, "rm", "-q", "--cached", "qola.toml")
+    (te_style / "qola.toml").write_bytes(b"[qola]\r\nnamespace = 'te'\r\n")
+    git(te_style, "add", "qola.toml")
+    git(te_style, "commit", "-q", "-m", "qola.toml without the pin")
+    manifest.write_bytes(
+        b"[qola]\r\nnamespace = 'te'\r\n" + f"lib_commit = '{upstream.lib_v1}'\r\n".encode()
+    )
+    before = snapshot(te_style)
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
+    assert res.exit_code == 2
+    assert res.stderr.endswith(
+        f"qola: {manifest}: the copy of it in HEAD has no pin for lib, so the bump cannot be "
+        "committed alone; nothing was changed\n"
+        "hint: commit the manifest first, or bump without --commit (the pin is then staged)\n"
+    )
+    assert snapshot(te_style) == before
+
+
+def test_bump_commit_of_a_manifest_git_does_not_track_commits_it_whole(
+    te_style, upstream, run_qola
+):
+    """A manifest never committed nor staged has no pin change of its own: `--commit`
+    adds the file as it is, and stages it."""
+    manifest = te_style / "qola.toml"
+    git(te_style, "rm", "-q", "--cached", "qola.toml")
+    git(te_style, "commit", "-q", "-m", "qola.toml not tracked")
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert git(te_style, "show", "HEAD:qola.toml") == manifest.read_text().strip()
+    assert f"lib_commit = '{upstream.lib_v2}'" in manifest.read_text()
+    assert git(te_style, "status", "--porcelain", "--", "qola.toml") == ""
+
+
 def test_bump_without_commit_stages_the_gitlink(te_style, upstream, run_qola):
     res = run_qola("bump", "lib", "--to", "v2.0", "-m", str(te_style / "qola.toml"))
     assert res.exit_code == 0, res.stderr
@@ -261,6 +339,22 @@ def test_bump_stages_the_manifest_with_the_gitlink_and_nothing_else_of_the_users
     git(te_style, "commit", "-q", "-m", "bump lib")
     assert git(te_style, "rev-parse", "HEAD:3rdparty/lib") == upstream.lib_v2
     assert f"lib_commit = '{upstream.lib_v2}'" in git(te_style, "show", "HEAD:qola.toml")
+
+
+def test_bump_stages_the_index_copy_byte_for_byte_whatever_core_autocrlf_says(
+    te_style, upstream, run_qola
+):
+    """The staged copy is a blob's own bytes with the pin edited: git's input filters
+    (core.autocrlf turning CRLF into LF) must not rewrite the rest of it."""
+    git(te_style, "config", "core.autocrlf", "true")
+    staged = subprocess.run(["git", "show", ":qola.toml"], cwd=te_style, capture_output=True,
+                            check=True).stdout  # fmt: skip
+    assert b"\r\n" in staged
+    res = run_qola("bump", "lib", "--to", "v2.0", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    after = subprocess.run(["git", "show", ":qola.toml"], cwd=te_style, capture_output=True,
+                           check=True).stdout  # fmt: skip
+    assert after == staged.replace(upstream.lib_v1.encode(), upstream.lib_v2.encode())
 
 
 def test_freeze_stages_the_manifest_with_the_gitlink(te_style, upstream, run_qola):
@@ -320,6 +414,35 @@ def test_freeze_rewrites_pin_to_checked_out_commit(at_v1, upstream, run_qola):
     assert at_v1.manifest.read_bytes() == before.replace(
         upstream.lib_v1.encode(), upstream.lib_v2.encode()
     )
+    assert "warning" not in res.stderr  # v2 came from the remote (fetched one commit deep)
+
+
+@pytest.mark.parametrize("where", ["detached", "on a local branch"])
+def test_freeze_of_a_commit_made_in_the_checkout_warns_naming_it(
+    at_v1, upstream, run_qola, where
+):
+    """A commit no remote-tracking branch or tag has, and that was never fetched, may exist
+    only here: the pin is written and staged as asked, with a warning saying so."""
+    if where != "detached":
+        git(at_v1.lib, "checkout", "-q", "-b", "my-fix")
+    git(at_v1.lib, "commit", "-q", "--allow-empty", "-m", "local only")
+    local = head(at_v1.lib)
+    res = run_qola("freeze", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"lib {upstream.lib_v1[:12]} -> {local[:12]}\n"
+    assert only_here_warning("lib", local, "3rdparty/lib", upstream.lib) in res.stderr
+    assert f'commit = "{local}"' in at_v1.manifest.read_text()
+
+
+def test_freeze_of_a_commit_on_a_remote_tracking_branch_does_not_warn(
+    at_v1, upstream, run_qola
+):
+    git(at_v1.lib, "fetch", "-q", "origin", "main")
+    git(at_v1.lib, "checkout", "-q", "origin/main")
+    res = run_qola("freeze", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"lib {upstream.lib_v1[:12]} -> {upstream.lib_tip[:12]}\n"
+    assert "warning" not in res.stderr
 
 
 def test_freeze_expands_abbreviated_legacy_sha(te_style, upstream, run_qola):
@@ -355,6 +478,48 @@ def test_init_writes_manifest_for_root_submodules(te_style, upstream, run_qola):
     assert '[deps.lib]\npath = "3rdparty/lib"\n' in text
     assert f'commit = "{upstream.lib_v1}"' in text
     assert run_qola("verify", "-m", str(te_style / "qola.toml")).exit_code == 0
+
+
+def only_here_warning(name: str, sha: str, path: str, url: object) -> str:
+    return (
+        f"qola: warning: {name}: {sha[:12]} is on no remote-tracking branch or tag of {path} "
+        "and was never fetched: it may exist only in this checkout\n"
+        f"hint: push it to {url} before you commit this pin; "
+        "`qola verify --remote` checks that the branch or tag it follows holds it\n"
+    )
+
+
+def test_init_of_a_gitlink_made_in_the_checkout_warns_naming_it(te_style, upstream, run_qola):
+    lib = te_style / "3rdparty" / "lib"
+    git(lib, "commit", "-q", "--allow-empty", "-m", "local only")
+    git(te_style, "add", "3rdparty/lib")
+    (te_style / "qola.toml").unlink()
+    res = run_qola("init", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    assert only_here_warning("lib", head(lib), "3rdparty/lib", upstream.lib) in res.stderr
+    assert f'commit = "{head(lib)}"' in (te_style / "qola.toml").read_text()
+
+
+def test_init_of_gitlinks_from_the_remote_does_not_warn(te_style, run_qola):
+    (te_style / "qola.toml").unlink()
+    res = run_qola("init", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr == ""
+
+
+def test_bump_offline_to_a_commit_made_in_the_checkout_warns_naming_it(
+    at_v1, upstream, run_qola
+):
+    """Offline, the new pin is resolved here, not by the remote: it may be one of the
+    user's own commits."""
+    git(at_v1.lib, "commit", "-q", "--allow-empty", "-m", "local only")
+    local = head(at_v1.lib)
+    git(at_v1.lib, "checkout", "-q", "--detach", upstream.lib_v1)
+    res = run_qola("bump", "lib", "--offline", "--to", local, "--no-checkout", "-m",
+                   str(at_v1.manifest))  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert only_here_warning("lib", local, "3rdparty/lib", upstream.lib) in res.stderr
+    assert f'commit = "{local}"' in at_v1.manifest.read_text()
 
 
 def test_init_refuses_to_overwrite(te_style, run_qola):

@@ -55,6 +55,20 @@ def test_bump_all_moves_every_tracked_pin_in_one_commit(two_behind, upstream, ru
     assert git(two_behind.root, "status", "--porcelain") == ""
 
 
+def test_bump_all_commit_leaves_an_unstaged_edit_of_the_manifest_out_of_the_commit(
+    two_behind, upstream, run_qola
+):
+    committed = git(two_behind.root, "show", "HEAD:qola.toml")
+    two_behind.manifest.write_text(two_behind.manifest.read_text() + "# mine, unfinished\n")
+    res = bump_all(run_qola, two_behind, "--commit")
+    assert res.exit_code == 0, res.stderr
+    assert git(two_behind.root, "show", "HEAD:qola.toml") == committed.replace(
+        upstream.lib_v1, upstream.lib_tip
+    ).replace(f'commit = "{upstream.nested_v1}"\ntrack', f'commit = "{upstream.nested_v2}"\ntrack')
+    assert git(two_behind.root, "status", "--porcelain") == "M qola.toml"  # unstaged
+    assert two_behind.manifest.read_text().endswith("# mine, unfinished\n")
+
+
 def test_bump_all_dry_run_writes_nothing(two_behind, run_qola):
     before = snapshot(two_behind.root)
     res = bump_all(run_qola, two_behind, "--dry-run")

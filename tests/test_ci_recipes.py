@@ -6,8 +6,8 @@ in a fresh clone of a TransformerEngine-style superproject. What is not run, and
 
 - the checkout actions become `git clone` without submodules (the recipe must ask
   for exactly that), and `actions/setup-python` is skipped: this interpreter runs;
-- the line installing qola from PyPI is skipped, explicitly and only it: tests never
-  use the network, and `qola` on PATH is this checkout (tests/shell.py).
+- the line installing qola from its git URL is skipped, explicitly and only it: tests
+  never use the network, and `qola` on PATH is this checkout (tests/shell.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from superprojects import legacy_superproject
 
 FOREIGN_UID = 12345
 DOC = SOURCE / "docs" / "ci.md"
+INSTALL = 'pip install "git+<qola\'s repository URL>@<tag or commit>"'  # not on PyPI
 
 
 def recipe(name: str) -> dict[str, Any]:
@@ -67,7 +68,7 @@ def run_github_job(job: dict[str, Any], origin: Path, tmp_path: Path) -> list[St
             clone(origin, workspace)
         elif uses.startswith("actions/setup-python@"):
             continue  # the tests' own interpreter
-        elif step["run"] == "pip install qola":
+        elif step["run"] == INSTALL:
             continue  # skipped: the network; `qola` on PATH is this checkout
         else:
             proc = run_shell(step["run"], workspace, env)
@@ -159,7 +160,7 @@ def run_gitlab_job(job: dict[str, Any], origin: Path, tmp_path: Path) -> tuple[P
     )
     assert "detected dubious ownership" in refused.stderr  # the situation is real
     lines = [*job["before_script"], *job["script"]]
-    install = "python -m venv /tmp/qola && /tmp/qola/bin/pip install qola"
+    install = f"python -m venv /tmp/qola && /tmp/qola/bin/{INSTALL}"
     assert lines[0] == install  # skipped: the network; `qola` on PATH is this checkout
     script = "\n".join(lines[1:])
     env = {**qola_env(tmp_path / "tools"), "CI_PROJECT_DIR": str(workspace)}

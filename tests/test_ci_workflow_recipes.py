@@ -11,7 +11,7 @@ from typing import Any
 from repos import git
 from shell import qola_env, run_shell
 from superprojects import legacy_superproject
-from test_ci_recipes import Step, only_job, recipe
+from test_ci_recipes import INSTALL, Step, only_job, recipe
 
 COMMENT = 'gh pr comment "$PR" --body-file pin-diff.md'
 
@@ -30,7 +30,7 @@ def run_job(
             assert step["with"]["submodules"] is False  # qola needs no checkout of them
             git(origin.parent, "clone", "-q", "--no-recurse-submodules", "-b", branch,
                 str(origin), str(workspace))  # fmt: skip
-        elif uses.startswith("actions/setup-python@") or step["run"] == "pip install qola":
+        elif uses.startswith("actions/setup-python@") or step["run"] == INSTALL:
             continue  # the tests' interpreter; `qola` on PATH is this checkout
         elif step["run"] == COMMENT:
             assert step["continue-on-error"] is True  # a fork's read-only token fails it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,37 @@ def test_entry_points_show_help_with_exit_codes(command):
     assert proc.returncode == 0
     for line in ("checkout", "verify", "status", "demo", "4    refused: local work would be lost"):
         assert line in proc.stdout
+
+
+def help_exit_codes(text: str) -> dict[int, str]:
+    """Each code of the `Exit codes:` block of a --help, with its meaning (lines joined)."""
+    block = text.split("Exit codes:", 1)[1]
+    codes: dict[int, str] = {}
+    last = None
+    for line in block.splitlines()[1:]:
+        found = re.match(r"\s+(\d+)\s+(.*)", line)
+        if found:
+            last = int(found[1])
+            codes[last] = found[2]
+        elif line.strip() and last is not None:
+            codes[last] += " " + line.strip()
+        elif not line.strip() and codes:
+            break
+    return codes
+
+
+def test_help_lists_every_exit_code_qola_exits_with(run_qola):
+    """143 and 129 too (a CI timeout's SIGTERM, a closed terminal's SIGHUP:
+    tests/test_crash.py), and exit 4's second cause: a folder in the way that is not a
+    repository git accepts (tests/test_broken_repositories.py)."""
+    codes = help_exit_codes(run_qola("--help").stdout)
+    assert sorted(codes) == [0, 1, 2, 3, 4, 129, 130, 143]
+    assert codes[4] == (
+        "refused: local work would be lost, or a folder is not a repository git accepts; "
+        "nothing was changed"
+    )
+    assert codes[129] == "hung up (SIGHUP)"
+    assert codes[143] == "terminated (SIGTERM)"
 
 
 def test_version():

@@ -608,3 +608,28 @@ def test_find_package_finds_module_in_cmake_dir(
 
 def test_cmake_dir_is_the_repository_cmake_folder_in_a_source_checkout() -> None:
     assert cmake_dir() == REPO / "cmake"
+
+
+def test_cmake_names_the_meaning_of_every_exit_code_help_lists(
+    cmake_system: Path, tmp_path: Path
+) -> None:
+    """A failed qola_checkout() says what qola's exit code means, for each code --help lists
+    (129 too: a closed terminal's SIGHUP)."""
+    from test_cli import help_exit_codes
+
+    from qola.cli import EXIT_CODES
+
+    codes = sorted(code for code in help_exit_codes(EXIT_CODES) if code != 0)
+    script = tmp_path / "meanings.cmake"
+    script.write_text(
+        f'include("{(REPO / "cmake" / "QoLARun.cmake").as_posix()}")\n'
+        + "".join(f'_qola_exit_meaning(m {code})\nmessage(STATUS "${{m}}")\n' for code in codes)
+    )
+    proc = subprocess.run(
+        [str(cmake_system), "-P", str(script)], capture_output=True, text=True, check=False
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    said = [line.removeprefix("-- ") for line in proc.stdout.splitlines()]
+    assert [line.split(":", 1)[0] for line in said] == [f"exit {code}" for code in codes]
+    assert "exit 129: hung up (SIGHUP)" in said

@@ -11,6 +11,7 @@ use it nor start it. CMake 3.21 and the newest, Ninja and Makefiles.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -64,7 +65,12 @@ def logging_interpreter(path: Path, log: Path, target: str) -> None:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """qola installed in a virtual environment as its wheel lays it out; its dependencies
     are this interpreter's (a .pth file), so nothing is downloaded."""
-    prefix = tmp_path_factory.mktemp("installed") / "venv"
+    return make_installed(tmp_path_factory.mktemp("installed") / "venv")
+
+
+def make_installed(prefix: Path, record: dict[str, object] | None = None) -> Installed:
+    """The installed fixture's environment, at prefix; with pip's record of where qola came
+    from (direct_url.json in its dist-info) when one is given."""
     venv.create(prefix, with_pip=False)
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     site = prefix / "lib" / version / "site-packages"
@@ -78,6 +84,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         if spec is not None and spec.origin:
             folders.add(str(Path(spec.origin).parent.parent))
     (site / "qola-dependencies.pth").write_text("\n".join(sorted(folders)) + "\n")
+    if record is not None:
+        info = site / "qola-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: qola\nVersion: 0.1\n")
+        (info / "direct_url.json").write_text(json.dumps(record))
     real = prefix / "bin" / version  # the venv's own interpreter (a link to the base one)
     script = prefix / "bin" / "qola"
     script.write_text(f"#!{real}\nfrom qola.noop import main\nmain()\n")
@@ -231,7 +242,40 @@ def test_wrong_interpreter_error_names_the_one_that_has_qola(
     assert f"qola is installed for {installed.python}, whose installation provided " in message
     lines = [line.strip() for line in proc.stderr.splitlines()]
     assert f'cmake -DQOLA_PYTHON="{installed.python}" "{project.build}"' in lines
-    assert f'"{bare_python}" -m pip install qola' in lines
+    assert "Or install qola for that interpreter, from a checkout of qola or its git URL (qola " \
+        "is not on PyPI):" in message
+    assert f'"{bare_python}" -m pip install /path/to/qola' in lines
+    assert f'"{bare_python}" -m pip install "git+<qola\'s repository URL>"' in lines
+    assert not project.lib.exists()
+
+
+def test_wrong_interpreter_error_installs_qola_from_where_pip_got_it(
+    tmp_path: Path,
+    upstream: Upstream,
+    cmake_newest: Path,
+    no_qola_python: tuple[Path, Path],
+) -> None:
+    """pip recorded the git URL qola was installed from (direct_url.json): the hint says
+    to install it from there, never by a PyPI name that is not qola's."""
+    record = {"url": "https://example.invalid/qola.git",
+              "vcs_info": {"vcs": "git", "commit_id": "0" * 40}}  # fmt: skip
+    from_git = make_installed(tmp_path / "venv", record)
+    path_front, _ = no_qola_python
+    bare_python = path_front.parent / "bare" / "bin" / "python"
+    project = make_project(tmp_path, upstream, cmake_newest, "Ninja", FOUND_BY_PREFIX, path_front)
+
+    proc = project.configure(
+        f"-DCMAKE_PREFIX_PATH={cmake_dir_of(from_git)}",
+        f"-DQOLA_PYTHON={bare_python}",
+        check=False,
+    )
+
+    assert proc.returncode != 0
+    assert "Or install qola for that interpreter from where this one came from:" in flat(
+        proc.stderr
+    )
+    lines = [line.strip() for line in proc.stderr.splitlines()]
+    assert f'"{bare_python}" -m pip install "git+https://example.invalid/qola.git"' in lines
     assert not project.lib.exists()
 
 

@@ -117,12 +117,15 @@ def test_sigkill_during_a_move_then_rerun_succeeds_and_keeps_work(
     assert git(lib, "rev-parse", "keep") == large_upstream.big_a
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+)
 def test_signal_mid_checkout_cleans_up_then_rerun_finishes(
     signum, code, tmp_path, _large_at_a, large_upstream, monkeypatch
 ):
-    """Ctrl-C (or a CI timeout's SIGTERM) reaches qola and git mid-move: exit 130/143 with
-    the shim and the lock record gone; the next run finishes the move."""
+    """Ctrl-C (or a CI timeout's SIGTERM, a closed terminal's SIGHUP) reaches qola and git
+    mid-move: exit 130/143/129 with the shim and the lock record gone; the next run
+    finishes the move."""
     import shutil
 
     private_tmp = tmp_path / "tmpdir"

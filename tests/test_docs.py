@@ -18,12 +18,31 @@ DOCUMENTS = sorted(
         *(REPO / "docs").glob("*.md"),
     ]
 )
-# Where a citation of the design notes ("DESIGN §4") could hide; this file names them itself.
-CITATION_SOURCES = sorted(
-    set(DOCUMENTS)
-    | set((REPO / "manifests").iterdir())
-    | {p for p in (REPO / "tests").rglob("*.py") if p != Path(__file__).resolve()}
+# Every file of the project's own: documents, code (what it prints too), the CMake module,
+# benchmarks, tests, CI scripts. Walked, not listed by git: the tests also run from an
+# unpacked sdist.
+_OWN_FOLDERS = ("qola", "cmake", "bench", "docs", "manifests", "tests", ".ci")
+_OWN_TOP_FILES = ("README.md", "CMakeLists.txt", "pyproject.toml", "MANIFEST.in",
+                  ".pre-commit-hooks.yaml")  # fmt: skip
+OWN_FILES = sorted(
+    {
+        path
+        for folder in _OWN_FOLDERS
+        for path in (REPO / folder).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    }
+    | {REPO / name for name in _OWN_TOP_FILES if (REPO / name).is_file()}
 )
+# Where a citation of the design notes ("DESIGN §4") could hide; this file names them itself.
+CITATION_SOURCES = [path for path in OWN_FILES if path != Path(__file__).resolve()]
+# What tells people how to install qola: a name on PyPI that is not qola's would install
+# whatever whoever registered it put there.
+INSTALL_ADVICE = [
+    path
+    for path in OWN_FILES
+    if path.parts[len(REPO.parts)] in ("docs", "cmake", "qola") or path.name == "README.md"
+]
+_PYPI_QOLA = re.compile(r"\bpip[x3]?\s+install\s+(?:-\S+\s+)*[\"']?qola(?![\w./@-])")
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -112,8 +131,44 @@ def test_document_links_and_anchors_resolve(document: Path) -> None:
 
 @pytest.mark.parametrize("source", CITATION_SOURCES, ids=name)
 def test_document_does_not_cite_the_design_notes(source: Path) -> None:
-    cited = re.findall(r".*(?:\bDESIGN\b|§).*", source.read_text())
+    cited = re.findall(r".*(?:\bDESIGN\b|§).*", source.read_text(errors="replace"))
     assert cited == [], "state the rule or the number itself"
+
+
+def test_citation_scan_covers_the_code_the_cmake_module_and_the_benchmarks() -> None:
+    scanned = {name(path) for path in CITATION_SOURCES}
+    assert {
+        "qola/errors.py",
+        "qola/commands/bump.py",
+        "cmake/QoLARun.cmake",
+        "bench/run.py",
+        "CMakeLists.txt",
+        "docs/schemas/bump.schema.json",
+    } <= scanned
+
+
+@pytest.mark.parametrize("source", INSTALL_ADVICE, ids=name)
+def test_no_document_or_hint_installs_qola_by_a_pypi_name(source: Path) -> None:
+    """qola is not on PyPI: a document or a CMake hint says how to install it from a
+    checkout or a git URL."""
+    advice = [m[0] for m in _PYPI_QOLA.finditer(source.read_text(errors="replace"))]
+    assert advice == []
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("pip install qola", True),
+        ('"/usr/bin/python3" -m pip install qola\n', True),
+        ("pipx install -U qola`", True),
+        ("pip install .", False),
+        ('pip install "git+<qola\'s repository URL>@<tag>"', False),
+        ("pip install ./3rdparty/qola", False),
+        ("pip install qola-tools", False),
+    ],
+)
+def test_pypi_name_pattern(text: str, found: bool) -> None:
+    assert bool(_PYPI_QOLA.search(text)) is found
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=name)
@@ -125,6 +180,20 @@ def test_every_test_a_document_names_exists(document: Path) -> None:
         or not re.search(rf"^def {test}\(", (REPO / "tests" / file).read_text(), re.M)
     ]
     assert missing == []
+
+
+def test_readme_exit_codes_are_the_ones_help_lists() -> None:
+    """README's table says what the code does: every code --help lists, exit 4 also for a
+    folder that is not a repository git accepts (tests/test_broken_repositories.py)."""
+    from test_cli import help_exit_codes
+
+    from qola.cli import EXIT_CODES
+
+    section = (REPO / "README.md").read_text().split("## Exit codes", 1)[1].split("\n## ")[0]
+    rows = {int(code): meaning for code, meaning in re.findall(r"^\| (\d+) \| (.*) \|$",
+                                                               section, re.M)}  # fmt: skip
+    assert sorted(rows) == sorted(help_exit_codes(EXIT_CODES))
+    assert "a folder in the way is not a repository git accepts" in rows[4]
 
 
 def test_readme_is_a_first_page_of_at_most_200_lines() -> None:

@@ -226,6 +226,7 @@ BUMP_STEPS = [
     ("fetch --no-tags --no-recurse-submodules", 1),  # the nested submodule's gitlink
     ("checkout -q --detach", 2),  # the nested submodule
     ("ls-files -s -z", 1),  # the root's gitlink, read just before the manifest is written
+    ("cat-file blob --end-of-options HEAD:qola.toml", 2),  # the first after it is written
     ("read-tree HEAD", 1),
     ("hash-object", 1),
     ("write-tree", 1),

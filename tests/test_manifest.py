@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from repos import git, init_repo, snapshot
+from shell import SOURCE
 
 from qola.manifest import Dep, load
 
@@ -219,7 +220,7 @@ def test_newer_schema_is_reported_before_any_other_problem(
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: {manifest}:2: qola.schema: schema 2 is newer than this qola understands "
         "(schema 1)\n"
-        "hint: upgrade qola: pip install --upgrade qola\n"
+        f"hint: upgrade qola: this one runs from {SOURCE}; move that checkout to a newer qola\n"
     )
 
 

@@ -11,6 +11,7 @@ from qola.session import Common, Session, finite, session
 
 if TYPE_CHECKING:
     from qola.checkout import Result
+    from qola.git import Runner
     from qola.manifest import Dep
     from qola.moves import Move
 
@@ -66,6 +67,8 @@ def bump(
             console.result(f"  {line}")
         if move.count > len(move.log):
             console.result(f"  ... and {move.count - len(move.log)} more")
+        if offline:  # resolved here, not by the remote: it may be a commit made here
+            warn_if_only_here(sess.runner, worktree, dep.name, dep.path, dep.url, new)
         if dry_run:
             console.result("dry run: nothing was written")
             return 0
@@ -74,6 +77,8 @@ def bump(
         # after the checkout succeeded: a refused or failed checkout writes nothing.
         raw, text = moves.read_manifest(sess.manifest)
         new_text = moves.edit_pins(sess.manifest, text, {dep: new})
+        if do_commit:
+            moves.pinned_copies(sess.runner, sess.manifest, {dep: new})  # or refuse, now
         if not no_checkout:
             result = run_checkout(
                 sess.manifest, (moved,), sess.runner, options, sess.note, lock_timeout
@@ -88,7 +93,7 @@ def bump(
             stage(sess, raw, {dep: new}, {dep: gitlink})
         else:
             links = {dep.path: new} if gitlink is not None else {}
-            sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
+            sha = moves.commit(sess.runner, sess.manifest, move.message(), {dep: new}, links)
             console.result(
                 f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}"
             )
@@ -107,7 +112,7 @@ def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> 
     move = moves.Move(before, committed, move.new, move.ref)
     move = moves.describe(sess.runner, move, worktree, None, offline, True)
     links = {dep.path: move.new} if moves.root_gitlink(sess.runner, sess.manifest, dep) else {}
-    sha = moves.commit(sess.runner, sess.manifest, move.message(), links)
+    sha = moves.commit(sess.runner, sess.manifest, move.message(), {dep: move.new}, links)
     sess.note(f"{dep.name}: the manifest pinned {move.new[:12]} but HEAD did not: committing it")
     console.result(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {move.new[:7]}")
 
@@ -136,6 +141,25 @@ def stage(
     why_not = moves.stage_manifest(sess.runner, sess.manifest, raw, pins)
     name = sess.manifest.path.name
     sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
+
+
+def warn_if_only_here(
+    runner: Runner, worktree: Path, name: str, path: str, url: str | None, sha: str
+) -> None:
+    """Say so when a new pin may exist only in this checkout: committed and pushed as it
+    is, it breaks every other checkout (git's "not our ref"). A warning, not a refusal: the
+    commit may be on its way to the remote, and nothing qola writes here reaches others."""
+    from qola import moves
+
+    if moves.is_only_here(runner, worktree, sha):
+        console.warning(
+            f"{name}: {sha[:12]} is on no remote-tracking branch or tag of {path} "
+            "and was never fetched: it may exist only in this checkout"
+        )
+        console.message(
+            f"hint: push it to {url or 'its remote'} before you commit this pin; "
+            "`qola verify --remote` checks that the branch or tag it follows holds it"
+        )
 
 
 def report_failures(result: Result, after: str = "") -> int:
@@ -183,6 +207,10 @@ def bump_all(
                 console.result(f"  {line}")
             if move.count > len(move.log):
                 console.result(f"  ... and {move.count - len(move.log)} more")
+            if offline:  # resolved here, not by the remote
+                where = sess.manifest.root / move.dep.path
+                warn_if_only_here(sess.runner, where, move.dep.name, move.dep.path,
+                                  move.dep.url, move.new)  # fmt: skip
         if not moving or dry_run:
             if dry_run:
                 console.result("dry run: nothing was written")
@@ -190,6 +218,8 @@ def bump_all(
         raw, text = moves.read_manifest(sess.manifest)
         pins = {move.dep: move.new for move in moving}
         new_text = moves.edit_pins(sess.manifest, text, pins)
+        if do_commit:
+            moves.pinned_copies(sess.runner, sess.manifest, pins)  # or refuse, now
         if not no_checkout:
             options = Options(offline, force)
             steps, refused = batch.prepare(sess.runner, sess.manifest, moving, options)
@@ -215,7 +245,7 @@ def bump_all(
             stage(sess, raw, pins, gitlinks)
             return 0
         links = {dep.path: pins[dep] for dep in pins if gitlinks[dep] is not None}
-        sha = moves.commit(sess.runner, sess.manifest, batch.message(moving), links)
+        sha = moves.commit(sess.runner, sess.manifest, batch.message(moving), pins, links)
         console.result(f"committed {sha[:12]}: {batch.message(moving).splitlines()[0]}")
         return 0
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from qola import console
-from qola.commands.bump import stage
+from qola.commands.bump import stage, warn_if_only_here
 from qola.session import Common, session
 
 
@@ -23,6 +23,9 @@ def freeze(common: Common, dry_run: bool) -> int:
                 else:
                     old = dep.abbreviated_from or dep.commit[:12]
                     console.result(f"{dep.name} {old} -> {head[:12]}")
+                if head != dep.commit:
+                    where = sess.manifest.root / dep.path
+                    warn_if_only_here(sess.runner, where, dep.name, dep.path, dep.url, head)
         if not changes:
             console.result("every pin already matches what is checked out")
             return 0
