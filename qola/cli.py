@@ -481,7 +481,9 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
 
     The shim trusts the root, every dependency and every nested submodule, so
     a build step that runs git in them works when the tree belongs to another
-    user. CMD's exit code is passed through.
+    user. CMD's git runs no hook and no fsmonitor (yours included), and no
+    command those repositories' own config names. CMD's exit code is passed
+    through.
     """
     from qola.commands.exec import exec_ as run
 

@@ -150,8 +150,9 @@ class Runner:
 
     def overrides_for_all(self, folders: list[Path]) -> dict[str, str]:
         """The environment that keeps a command of the user's, which may run git in any of
-        folders, from running those repositories' own commands (UnsafeConfigError if not)."""
-        return self._guard.for_all(folders)
+        folders, from running those repositories' own commands (UnsafeConfigError if not),
+        and gives its git what qola's own gets on the command line: no hooks, no fsmonitor."""
+        return self._guard.for_all(folders, hardening_settings())
 
     def ensure_version(self) -> None:
         """Fail clearly when git is too old; runs git once per Runner.
@@ -170,6 +171,16 @@ class Runner:
             # No one is there to answer a credential prompt (CMake, CI): fail instead of hanging.
             env.setdefault("GIT_TERMINAL_PROMPT", "0")
         return env
+
+
+def hardening_settings() -> list[tuple[str, str]]:
+    """The (key, value) pairs every git command of qola's gets with `-c`."""
+    settings = []
+    for flag, value in zip(_HARDENING[::2], _HARDENING[1::2], strict=True):
+        if flag == "-c":
+            key, _, setting = value.partition("=")
+            settings.append((key, setting))
+    return settings
 
 
 def is_repository(folder: Path) -> bool:

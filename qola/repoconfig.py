@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,9 +121,12 @@ class Guard:
             self._cache[key] = _Known(watched, _signature(watched), result)
             return result
 
-    def for_all(self, folders: Iterable[Path]) -> dict[str, str]:
+    def for_all(
+        self, folders: Iterable[Path], always: Sequence[tuple[str, str]] = ()
+    ) -> dict[str, str]:
         """One environment for a command that may run git in any repository at folders (or
-        nested in them): `qola exec`'s build step."""
+        nested in them): `qola exec`'s build step. always: settings it gets in any case,
+        after all others."""
         entries: list[tuple[Entry, str, Path]] = []
         for folder in folders:
             found = _repository(folder)
@@ -132,7 +135,7 @@ class Guard:
                 visit.repository(str(found[0]), str(found[1]) if found[1] else None, 0)
                 entries += visit.entries
         with self._lock:
-            return _neutralise(entries, self._user_entries())
+            return _neutralise(entries, self._user_entries(), always)
 
     def _user_entries(self) -> list[Entry]:
         """The user's own config: system, global (with includes) and the environment; read
@@ -338,8 +341,13 @@ def _is_true(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _neutralise(local: list[tuple[Entry, str, Path]], user: list[Entry]) -> dict[str, str]:
-    """The environment that overrides every command setting in local (or raises)."""
+def _neutralise(
+    local: list[tuple[Entry, str, Path]],
+    user: list[Entry],
+    always: Sequence[tuple[str, str]] = (),
+) -> dict[str, str]:
+    """The environment that overrides every command setting in local (or raises), and then
+    sets always."""
     pairs: dict[str, str] = {}  # key -> value, in order
     extra: dict[str, str] = {}
     reset_helpers = False
@@ -396,6 +404,7 @@ def _neutralise(local: list[tuple[Entry, str, Path]], user: list[Entry]) -> dict
         # helpers, in their order and with their URL patterns, go back on.
         helpers = [(e.name, e.value) for e in user if (e.section, e.key) == _HELPER]
         settings = [("credential.helper", ""), *helpers, *settings]
+    settings += always
     if settings:
         base = len(environment_pairs())
         result["GIT_CONFIG_COUNT"] = str(base + len(settings))

@@ -336,3 +336,32 @@ def test_verify_and_checkout_run_no_filter_of_a_repository_only_the_index_record
     # And the planted filter is real: plain git runs it.
     git(project.lib, "-c", "safe.directory=*", "status", "--porcelain", "--ignore-submodules=none")
     assert [p.name for p in marks.iterdir()] == ["evil-clean"]
+
+
+def test_exec_and_foreach_run_no_hook_and_no_fsmonitor_of_the_tree(
+    pinned_by_qola, marks, private_tmp
+):
+    """What qola's own git never runs (hooks, core.fsmonitor), the build step's git does not
+    run either: in a dependency, or in the root (the user's own hooks included)."""
+    project = pinned_by_qola
+    for gitdir in (project.lib / ".git", project.root / ".git"):
+        name = gitdir.parent.name
+        configure(gitdir, {"core.fsmonitor": leave(marks, f"{name}-fsmonitor", "exit 1")})
+        hook = gitdir / "hooks" / "post-checkout"
+        hook.parent.mkdir(exist_ok=True)
+        hook.write_text(f"#!/bin/sh\n{leave(marks, f'{name}-post-checkout', 'true')}\n")
+        hook.chmod(0o755)
+    chown_tree(project.root)
+    for repo in (project.lib, project.root):
+        for command in (["status", "--porcelain"], ["checkout", "-q", "--detach", "HEAD"]):
+            proc = procs.run("exec", "-m", str(project.manifest), "--",
+                             "git", "-C", str(repo), *command)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+    # foreach runs CMD in each dependency under the same shim, with the same environment.
+    proc = procs.run("foreach", "-m", str(project.manifest), "--",
+                     "git", "checkout", "-q", "--detach", "HEAD")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert list(marks.iterdir()) == []
+    # Both are real: git run by hand (trusting the tree) runs them.
+    git(project.lib, "-c", "safe.directory=*", "checkout", "-q", "--detach", "HEAD")
+    assert sorted(p.name for p in marks.iterdir()) == ["lib-fsmonitor", "lib-post-checkout"]
