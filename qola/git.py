@@ -126,9 +126,10 @@ class Runner:
         neutral = self._guard.overrides(cwd)
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
-        command = ["git", "-C", str(cwd), *_HARDENING, *running]
+        where = ["-C", str(cwd), *_explicit_git_dir(cwd)]
+        command = ["git", *where, *_HARDENING, *running]
         self.log.append(" ".join(["git", *args]))
-        console.debug(f"run: {shlex.join(['git', '-C', str(cwd), *running])}")
+        console.debug(f"run: {shlex.join(['git', *where, *running])}")
         full_env = {**self._environment(), **(env or {}), **neutral}
         full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
         limit = self.timeout if network else None
@@ -181,6 +182,15 @@ def hardening_settings() -> list[tuple[str, str]]:
             key, _, setting = value.partition("=")
             settings.append((key, setting))
     return settings
+
+
+def _explicit_git_dir(cwd: Path) -> list[str]:
+    """`--git-dir=<cwd>` when cwd is a git dir itself (a bare repository, a submodule's
+    under modules/): git finds no repository there by itself when the user's config says
+    safe.bareRepository = explicit (git 2.38), and --git-dir is explicit."""
+    if os.path.lexists(cwd / ".git") or not (cwd / "HEAD").is_file():
+        return []
+    return [f"--git-dir={os.path.abspath(cwd)}"] if (cwd / "objects").is_dir() else []
 
 
 def is_repository(folder: Path) -> bool:
