@@ -472,7 +472,12 @@ def _work_tree_top(gitdir: str, cwd: str) -> str:
     every submodule's work tree is, never in a git dir; else the folder git runs in.
 
     Whoever can write inside that work tree can write its files anyway: what is kept
-    out is a checkout writing anywhere else (a home folder, another project)."""
+    out is a checkout writing anywhere else (a home folder, another project). The root of
+    the project qola works on is known: a git dir in its own (in a linked worktree's,
+    `<main>/.git/worktrees/<id>/modules/...`) belongs to a work tree below it."""
+    root = gitfiles.root_holding(gitdir)
+    if root is not None:
+        return root
     parts = Path(gitdir).parts
     if ".git" in parts:
         return str(Path(*parts[: parts.index(".git")]))

@@ -33,7 +33,7 @@ DIRTY = "dirty"
 PATCHES = "patches"
 GITLINK = "gitlink"
 OVERRIDDEN = "overridden"
-UNSAFE = "unsafe"  # a repository's own config would have git run a command or write elsewhere
+UNSAFE = "unsafe"  # git would run a repository's own command, or write outside the project
 UNREACHABLE = "unreachable"  # only with --remote: the pin is not upstream in what it follows
 ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
 NOT_FAILURES = frozenset({OVERRIDDEN})
@@ -171,6 +171,9 @@ def _check_one(
     problems.extend(gitlink_problems(dep, root_gitlinks))
     if state.gitdir is None:
         what = "does not exist" if not state.worktree.exists() else "is not a git repository"
+        if isinstance(state.refusal, gitfiles.Outside):
+            problems.insert(0, Problem(UNSAFE, f"{dep.path}: {state.refusal}"))
+            return DepReport(dep, where, None, tuple(problems))
         if state.refusal is not None:
             what = f"is not a repository git accepts: {state.refusal}"
         problems.insert(0, Problem(MISSING, f"{dep.path} {what}"))
@@ -239,6 +242,8 @@ def _check_one(
 
 
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
+    if isinstance(sub.refusal, gitfiles.Outside):
+        return [Problem(UNSAFE, f"{sub.path}: {sub.refusal}", sub.path)]
     if sub.refusal is not None:
         message = f"{sub.path} is not a repository git accepts: {sub.refusal}"
         return [Problem(SUBMODULE, message, sub.path)]
