@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qola import cmake_env, console
+from qola import cmake_env, console, gitfiles, store
 from qola.errors import GitError, UsageError
-from qola.repoconfig import Guard
+from qola.repoconfig import Guard, UnsafeRepositoryError
 
 MIN_VERSION = (2, 32)  # GIT_CONFIG_GLOBAL, which the safe.directory shim needs
 
@@ -124,6 +124,7 @@ class Runner:
             self.trust(cwd)
         # The repository's own commands: overridden, or (UnsafeConfigError) nothing runs.
         neutral = self._guard.overrides(cwd)
+        _check_writes(cwd, args, subject)
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
         where = ["-C", str(cwd), *_explicit_git_dir(cwd)]
@@ -182,6 +183,47 @@ def hardening_settings() -> list[tuple[str, str]]:
             key, _, setting = value.partition("=")
             settings.append((key, setting))
     return settings
+
+
+# Commands that write nothing in the repository they run in; status and diff refresh the
+# index unless told not to (--no-optional-locks). Every other command is checked first.
+_READ_ONLY = frozenset({"cat-file", "describe", "diff-tree", "for-each-ref", "log", "ls-files",
+                        "ls-remote", "ls-tree", "merge-base", "patch-id", "rev-list", "rev-parse",
+                        "show", "show-ref", "version"})  # fmt: skip
+_READ_ONLY_WITHOUT_LOCKS = frozenset({"status", "diff"})
+
+
+def _check_writes(cwd: Path, args: tuple[str, ...], subject: str | None) -> None:
+    """Run nothing that writes where a link planted in the repository at cwd leads (qola's
+    rule for git's writes, in qola/store.py): UnsafeRepositoryError instead."""
+    head: list[str] = []
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        head += rest[:2] if rest[0] == "-c" else rest[:1]
+        rest = rest[2:] if rest[0] == "-c" else rest[1:]
+    command = rest[0] if rest else ""
+    unlocked = "--no-optional-locks" in head
+    if command in _READ_ONLY or (command in _READ_ONLY_WITHOUT_LOCKS and unlocked):
+        return
+    gitdir = gitfiles.find_git_dir(cwd) or (cwd if _explicit_git_dir(cwd) else None)
+    if gitdir is None:
+        return  # no repository (git init, a clone into a new folder)
+    refs = tuple(_updated_refs(rest[1:])) if command == "update-ref" else ()
+    problem = store.git_write_problem(gitdir, refs)
+    if problem is not None:
+        raise UnsafeRepositoryError(
+            subject or str(cwd),
+            f"{problem}; git would write where it leads (`git {command}`), and qola runs no "
+            "git that writes in this repository as it is",
+            "if you did not put it there, remove it (git makes its own) and run again",
+        )
+
+
+def _updated_refs(args: list[str]) -> list[str]:
+    """The ref `git update-ref [options] <ref> ...` writes."""
+    while args and args[0].startswith("-"):
+        args = args[2:] if args[0] == "-m" else args[1:]
+    return args[:1]
 
 
 def _explicit_git_dir(cwd: Path) -> list[str]:

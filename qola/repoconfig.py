@@ -82,7 +82,12 @@ _SECTIONS = frozenset(
 _MAX_DEPTH = 16
 
 
-class UnsafeConfigError(GitError):
+class UnsafeRepositoryError(GitError):
+    """git would run a repository's own command, or write outside the project, in a
+    repository as it is: qola runs no git there."""
+
+
+class UnsafeConfigError(UnsafeRepositoryError):
     """A repository's own config names a command qola cannot override: nothing is run."""
 
 

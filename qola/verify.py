@@ -23,7 +23,7 @@ from qola.observe import (
 )
 from qola.patches import Series, SeriesError
 from qola.queries import head_sha
-from qola.repoconfig import UnsafeConfigError
+from qola.repoconfig import UnsafeRepositoryError
 
 # Kinds of problem. Only `overridden` is not a failure.
 MISSING = "missing"
@@ -114,7 +114,7 @@ def _verify_one(
     problems: list[Problem] = []
     try:
         return _check_one(manifest, dep, runner, strict, root_gitlinks, problems)
-    except UnsafeConfigError as error:
+    except UnsafeRepositoryError as error:
         # qola runs no git where a repository's own config would run a command or have a
         # checkout write out of the project: judged from its files alone, and failed.
         return _judged_from_files(manifest, dep, root_gitlinks, Problem(UNSAFE, error.problem))
