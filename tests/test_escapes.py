@@ -261,3 +261,25 @@ def test_a_root_that_is_a_linked_worktree_keeps_its_submodules_git_dirs_in_the_m
     gitfile = (root / "3rdparty" / "lib" / ".git").read_text()
     assert gitfile.startswith(f"gitdir: {os.path.relpath(modules, root / '3rdparty' / 'lib')}")
     assert run_qola("verify", "-m", str(root / "qola.toml")).exit_code == 0
+
+
+def test_a_nested_submodule_a_new_pin_adds_where_a_git_file_leads_out_is_not_brought_in(
+    make_project, upstream, run_qola, tmp_path
+):
+    """The old pin records no submodule at extern/nested (nothing to refuse before the
+    move); the new one does, and the folder is there already, leading elsewhere."""
+    readme_only = git(upstream.lib, "rev-parse", f"{upstream.lib_v1}~1")
+    project = make_project(pin=readme_only)
+    assert run_qola("checkout", "-m", str(project.manifest)).exit_code == 0
+    outside = repository_outside(tmp_path, upstream.nested, upstream.nested_v1)
+    project.nested.mkdir(parents=True)
+    point_at(project.nested, outside / ".git")
+    before = snapshot(outside)
+    project.set_pin(readme_only, upstream.lib_v1)
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 3, res.stderr
+    assert (
+        f"  extern/nested ({upstream.nested}) at {upstream.nested_v1}: it is not a repository "
+        f"git accepts (.git leads to {outside / '.git'}, outside the project"
+    ) in res.stderr
+    assert snapshot(outside) == before
