@@ -37,6 +37,7 @@ UNSAFE = "unsafe"  # git would run a repository's own command, or write outside 
 UNREACHABLE = "unreachable"  # only with --remote: the pin is not upstream in what it follows
 ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
 NOT_FAILURES = frozenset({OVERRIDDEN})
+_NOT_READ = "its git dir lies outside the project, so its commit is not read"
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,11 @@ def _check_one(
     if state.gitdir is None:
         what = "does not exist" if not state.worktree.exists() else "is not a git repository"
         if isinstance(state.refusal, gitfiles.Outside):
-            problems.insert(0, Problem(UNSAFE, f"{dep.path}: {state.refusal}"))
+            # Why (unsafe), and what it means for the commit: none is known (missing).
+            problems[:0] = [
+                Problem(MISSING, f"{dep.path} is not a repository qola takes: {_NOT_READ}"),
+                Problem(UNSAFE, f"{dep.path}: {state.refusal}"),
+            ]
             return DepReport(dep, where, None, tuple(problems))
         if state.refusal is not None:
             what = f"is not a repository git accepts: {state.refusal}"
@@ -243,7 +248,11 @@ def _check_one(
 
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
     if isinstance(sub.refusal, gitfiles.Outside):
-        return [Problem(UNSAFE, f"{sub.path}: {sub.refusal}", sub.path)]
+        return [
+            Problem(SUBMODULE, f"{sub.path} is not a repository qola takes: {_NOT_READ}",
+                    sub.path),
+            Problem(UNSAFE, f"{sub.path}: {sub.refusal}", sub.path),
+        ]  # fmt: skip
     if sub.refusal is not None:
         message = f"{sub.path} is not a repository git accepts: {sub.refusal}"
         return [Problem(SUBMODULE, message, sub.path)]
