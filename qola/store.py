@@ -375,12 +375,6 @@ def git_write_problem(gitdir: Path, refs: tuple[str, ...] = ()) -> str | None:
     return None
 
 
-def file_write_problem(path: Path, under: Path) -> str | None:
-    """Why git must not write the file at path (below the trusted folder under), as
-    `git config --file` would: a link at it or on the way, or not a file of its own."""
-    return _path_problem(under, os.path.relpath(path, under), is_file=True)
-
-
 def _path_problem(base: Path, name: str, is_file: bool) -> str | None:
     current = base
     parts = Path(name).parts

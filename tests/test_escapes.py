@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
+import procs
 import pytest
 from conftest import Upstream
 from repos import git, init_repo, snapshot
@@ -286,3 +288,46 @@ def test_a_nested_submodule_a_new_pin_adds_where_a_git_file_leads_out_is_not_bro
         f"git accepts (.git leads to {outside / '.git'}, outside the project"
     ) in res.stderr
     assert snapshot(outside) == before
+
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: chown to another uid")
+def test_exec_and_foreach_let_no_git_into_a_repository_outside_the_project(
+    pinned_by_qola, upstream, tmp_path
+):
+    """The shim trusts the folders of the project for a build step's git; one whose .git
+    leads out of the project would let that git into a repository elsewhere (here another
+    user's), which qola itself refuses to touch."""
+    project = pinned_by_qola
+    outside = repository_outside(tmp_path, upstream.nested, upstream.nested_v2)
+    point_at(project.nested, outside / ".git")
+    subprocess.run(["chown", "-R", "12345:12345", str(tmp_path)], check=True)
+    before = snapshot(tmp_path)
+    for command in ("exec", "foreach"):
+        proc = procs.run(command, "-m", str(project.manifest), "--",
+                         "git", "-C", str(project.nested), "rev-parse", "HEAD")  # fmt: skip
+        assert proc.returncode == 128, proc.stdout + proc.stderr
+        assert proc.stderr.startswith(
+            f"qola: warning: lib: {project.nested} is not trusted for CMD's git: .git leads to "
+            f"{outside / '.git'}, outside the project"
+        )
+        assert "detected dubious ownership" in proc.stderr
+    assert snapshot(tmp_path) == before
+    # The dependency itself the same; foreach skips it (as it skips one git does not take).
+    outside = repository_outside(tmp_path, upstream.lib, upstream.lib_v2)
+    point_at(project.lib, outside / ".git")
+    subprocess.run(["chown", "-R", "12345:12345", str(tmp_path)], check=True)
+    before = snapshot(tmp_path)
+    proc = procs.run("exec", "-m", str(project.manifest), "--",
+                     "git", "-C", str(project.lib), "rev-parse", "HEAD")  # fmt: skip
+    assert proc.returncode == 128, proc.stdout + proc.stderr
+    assert proc.stderr.startswith(
+        f"qola: warning: lib: {project.lib} is not trusted for CMD's git: .git leads to "
+        f"{outside / '.git'}, outside the project"
+    )
+    proc = procs.run("foreach", "-m", str(project.manifest), "--", "git", "rev-parse", "HEAD")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    assert proc.stderr.startswith(
+        f"qola: warning: lib: {project.lib} is skipped: .git leads to {outside / '.git'}, "
+    )
+    assert snapshot(tmp_path) == before
