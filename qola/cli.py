@@ -482,8 +482,8 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
     The shim trusts the root, every dependency and every nested submodule
     (none whose .git leads out of the project), so a build step that runs git
     in them works when the tree belongs to another user. CMD's git runs no
-    hook and no fsmonitor (yours included), and no command those repositories'
-    own config names. CMD's exit code is passed through.
+    hook, no fsmonitor and no automatic gc (yours included), and no command
+    those repositories' own config names. CMD's exit code is passed through.
     """
     from qola.commands.exec import exec_ as run
 

@@ -1,7 +1,9 @@
 """The one module that runs git. GitPython is its engine, imported lazily.
 
 Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
-hook or fsmonitor command of a dependency ever runs, and `-C <dir>`, so the
+hook or fsmonitor command of a dependency ever runs, `-c gc.auto=0 -c
+maintenance.auto=false`, so no housekeeping writes where qola did not look, and
+`-C <dir>`, so the
 folder is explicit (GitPython falls back to the current folder when the one
 it is given cannot be entered). Every other command the repository's own
 config names (filters, textconv, credential helpers, ssh, pager ...) is
@@ -47,7 +49,11 @@ LEAKED_VARIABLES = (
     "GIT_NAMESPACE",
 )
 
-_HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# No hook, no fsmonitor; and no automatic housekeeping: `gc --auto`, which fetch starts
+# when the repository's own config says it is due (git 2.39), writes gc.pid, gc.log, packs
+# and reflogs by lock files that follow a link planted at the name.
+_HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+              "-c", "gc.auto=0", "-c", "maintenance.auto=false")  # fmt: skip
 
 _DUBIOUS = "detected dubious ownership"
 # Git's stderr is shown whole up to _MOST_LINES lines; longer, its first and last lines.

@@ -372,6 +372,39 @@ def git_write_problem(gitdir: Path, refs: tuple[str, ...] = ()) -> str | None:
         problem = _linked_entry(base / "objects")  # the loose objects' 00..ff folders
         if problem is not None:
             return problem
+        for tree in _GIT_TREES:
+            problem = _linked_below(base / tree, appended=tree == "logs")
+            if problem is not None:
+                return problem
+    return None
+
+
+# Every ref and reflog, at any depth: a fetch from a named remote updates its remote-tracking
+# refs (and appends to their reflogs), a fetch of tags writes refs/tags/..., whatever refs
+# the caller names. A folder there that is a link takes the ref elsewhere; a reflog, which
+# git appends to in place, writes through a link or a hard link.
+_GIT_TREES = ("refs", "logs")
+
+
+def _linked_below(folder: Path, appended: bool) -> str | None:
+    """A symbolic link anywhere below folder (not followed), or with appended, a file there
+    that is not a regular file of its own; None when there is none."""
+    pending = [str(folder)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                found = list(entries)
+        except OSError:
+            continue  # not there, or not a folder: git makes its own (or fails)
+        for entry in found:
+            if entry.is_symlink():
+                return f"{entry.path} is a symbolic link (to {os.readlink(entry.path)})"
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            elif appended:
+                problem = _path_problem(Path(entry.path).parent, entry.name, is_file=True)
+                if problem is not None:
+                    return problem
     return None
 
 

@@ -414,7 +414,9 @@ def test_a_linked_config_of_a_reused_submodule_git_dir_is_never_written(
     "name",
     ["config", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs", "shallow", "logs/HEAD",
      "refs", "logs/refs", "objects/pack", "objects/info", "objects/ab", "refs/qola",
-     "logs/refs/qola", "refs/qola/pins/x"],
+     "logs/refs/qola", "refs/qola/pins/x",
+     # fetch from a named remote updates its remote-tracking ref and appends to its reflog
+     "refs/remotes/origin", "logs/refs/remotes/origin/main", "refs/tags"],
 )  # fmt: skip
 def test_git_write_problem_names_every_link_where_git_writes(name, tmp_path, victim):
     repo = tmp_path / "repo"
@@ -436,6 +438,13 @@ def test_git_write_problem_names_every_link_where_git_writes(name, tmp_path, vic
 def test_git_write_problem_names_a_hard_link_or_a_fifo_where_git_writes_a_file(tmp_path, victim):
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
+    reflog = repo / ".git" / "logs" / "refs" / "remotes" / "origin" / "main"
+    reflog.parent.mkdir(parents=True)
+    os.link(victim, reflog)  # appended to in place
+    assert store.git_write_problem(repo / ".git") == (
+        f"{reflog} is a hard link (2 names for one file)"
+    )
+    reflog.unlink()
     os.link(victim, repo / ".git" / "FETCH_HEAD")
     assert store.git_write_problem(repo / ".git") == (
         f"{repo / '.git' / 'FETCH_HEAD'} is a hard link (2 names for one file)"
@@ -467,3 +476,24 @@ def test_stale_locks_are_removed_only_in_the_repository_not_where_a_linked_refs_
     (gitdir / "refs").symlink_to(victim.parent, target_is_directory=True)
     assert modules.remove_stale_locks(gitdir) == []
     assert lock_elsewhere.exists()
+
+
+def test_a_dependencys_own_housekeeping_settings_never_run_gc_through_a_planted_link(
+    behind_pin, victim
+):
+    """git fetch runs `gc --auto` when the repository's config says it is due; gc writes
+    gc.pid through a lock file that follows a link at the name (the target is replaced).
+    qola's git does no automatic housekeeping, whatever the repository's config says."""
+    lib = behind_pin.lib
+    git(lib, "repack", "-q")  # one pack; the fetch keeps its own (unpackLimit 1): two
+    for key, value in {"gc.autoPackLimit": "1", "gc.autoDetach": "false",
+                       "fetch.unpackLimit": "1", "transfer.unpackLimit": "1"}.items():  # fmt: skip
+        git(lib, "config", key, value)
+    gitdir = gitfiles.git_dir(lib)
+    assert gitdir is not None
+    (gitdir / "gc.pid").symlink_to(victim)
+    proc = procs.run("checkout", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert "Auto packing" not in proc.stderr
+    assert victim_untouched(victim)
+    assert len(list((gitdir / "objects" / "pack").glob("*.pack"))) == 2  # no gc ran
