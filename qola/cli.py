@@ -490,9 +490,11 @@ def init(manifest: Path | None, dry_run: bool) -> None:
 def exec_(common: Common, command: tuple[str, ...]) -> None:
     """Run CMD under the safe.directory shim: qola exec [-m M] -- CMD [ARG...].
 
-    The shim trusts the root, every dependency and every nested submodule, so
-    a build step that runs git in them works when the tree belongs to another
-    user. CMD's exit code is passed through.
+    The shim trusts the root, every dependency and every nested submodule
+    (none whose .git leads out of the project), so a build step that runs git
+    in them works when the tree belongs to another user. CMD's git runs no
+    hook, no fsmonitor and no automatic gc (yours included), and no command
+    those repositories' own config names. CMD's exit code is passed through.
     """
     from qola.commands.exec import exec_ as run
 

@@ -1,7 +1,9 @@
 """The one module that runs git. GitPython is its engine, imported lazily.
 
 Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
-hook or fsmonitor command of a dependency ever runs, and `-C <dir>`, so the
+hook or fsmonitor command of a dependency ever runs, `-c gc.auto=0 -c
+maintenance.auto=false`, so no housekeeping writes where qola did not look, and
+`-C <dir>`, so the
 folder is explicit (GitPython falls back to the current folder when the one
 it is given cannot be entered). Every other command the repository's own
 config names (filters, textconv, credential helpers, ssh, pager ...) is
@@ -25,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qola import cmake_env, console
+from qola import cmake_env, console, gitfiles, store
 from qola.errors import GitError, UsageError
-from qola.repoconfig import Guard
+from qola.repoconfig import Guard, UnsafeRepositoryError
 
 MIN_VERSION = (2, 32)  # GIT_CONFIG_GLOBAL, which the safe.directory shim needs
 
@@ -47,7 +49,11 @@ LEAKED_VARIABLES = (
     "GIT_NAMESPACE",
 )
 
-_HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# No hook, no fsmonitor; and no automatic housekeeping: `gc --auto`, which fetch starts
+# when the repository's own config says it is due (git 2.39), writes gc.pid, gc.log, packs
+# and reflogs by lock files that follow a link planted at the name.
+_HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+              "-c", "gc.auto=0", "-c", "maintenance.auto=false")  # fmt: skip
 
 _DUBIOUS = "detected dubious ownership"
 # Git's stderr is shown whole up to _MOST_LINES lines; longer, its first and last lines.
@@ -124,11 +130,13 @@ class Runner:
             self.trust(cwd)
         # The repository's own commands: overridden, or (UnsafeConfigError) nothing runs.
         neutral = self._guard.overrides(cwd)
+        _check_writes(cwd, args, subject)
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
-        command = ["git", "-C", str(cwd), *_HARDENING, *running]
+        where = ["-C", str(cwd), *_explicit_git_dir(cwd)]
+        command = ["git", *where, *_HARDENING, *running]
         self.log.append(" ".join(["git", *args]))
-        console.debug(f"run: {shlex.join(['git', '-C', str(cwd), *running])}")
+        console.debug(f"run: {shlex.join(['git', *where, *running])}")
         full_env = {**self._environment(), **(env or {}), **neutral}
         full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
         limit = self.timeout if network else None
@@ -150,8 +158,9 @@ class Runner:
 
     def overrides_for_all(self, folders: list[Path]) -> dict[str, str]:
         """The environment that keeps a command of the user's, which may run git in any of
-        folders, from running those repositories' own commands (UnsafeConfigError if not)."""
-        return self._guard.for_all(folders)
+        folders, from running those repositories' own commands (UnsafeConfigError if not),
+        and gives its git what qola's own gets on the command line: no hooks, no fsmonitor."""
+        return self._guard.for_all(folders, hardening_settings())
 
     def ensure_version(self) -> None:
         """Fail clearly when git is too old; runs git once per Runner.
@@ -170,6 +179,66 @@ class Runner:
             # No one is there to answer a credential prompt (CMake, CI): fail instead of hanging.
             env.setdefault("GIT_TERMINAL_PROMPT", "0")
         return env
+
+
+def hardening_settings() -> list[tuple[str, str]]:
+    """The (key, value) pairs every git command of qola's gets with `-c`."""
+    settings = []
+    for flag, value in zip(_HARDENING[::2], _HARDENING[1::2], strict=True):
+        if flag == "-c":
+            key, _, setting = value.partition("=")
+            settings.append((key, setting))
+    return settings
+
+
+# Commands that write nothing in the repository they run in; status and diff refresh the
+# index unless told not to (--no-optional-locks). Every other command is checked first.
+_READ_ONLY = frozenset({"cat-file", "describe", "diff-tree", "for-each-ref", "log", "ls-files",
+                        "ls-remote", "ls-tree", "merge-base", "patch-id", "rev-list", "rev-parse",
+                        "show", "show-ref", "version"})  # fmt: skip
+_READ_ONLY_WITHOUT_LOCKS = frozenset({"status", "diff"})
+
+
+def _check_writes(cwd: Path, args: tuple[str, ...], subject: str | None) -> None:
+    """Run nothing that writes where a link planted in the repository at cwd leads (qola's
+    rule for git's writes, in qola/store.py): UnsafeRepositoryError instead."""
+    head: list[str] = []
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        head += rest[:2] if rest[0] == "-c" else rest[:1]
+        rest = rest[2:] if rest[0] == "-c" else rest[1:]
+    command = rest[0] if rest else ""
+    unlocked = "--no-optional-locks" in head
+    if command in _READ_ONLY or (command in _READ_ONLY_WITHOUT_LOCKS and unlocked):
+        return
+    gitdir = gitfiles.find_git_dir(cwd) or (cwd if _explicit_git_dir(cwd) else None)
+    if gitdir is None:
+        return  # no repository (git init, a clone into a new folder)
+    refs = tuple(_updated_refs(rest[1:])) if command == "update-ref" else ()
+    problem = store.git_write_problem(gitdir, refs)
+    if problem is not None:
+        raise UnsafeRepositoryError(
+            subject or str(cwd),
+            f"{problem}; git would write where it leads (`git {command}`), and qola runs no "
+            "git that writes in this repository as it is",
+            "if you did not put it there, remove it (git makes its own) and run again",
+        )
+
+
+def _updated_refs(args: list[str]) -> list[str]:
+    """The ref `git update-ref [options] <ref> ...` writes."""
+    while args and args[0].startswith("-"):
+        args = args[2:] if args[0] == "-m" else args[1:]
+    return args[:1]
+
+
+def _explicit_git_dir(cwd: Path) -> list[str]:
+    """`--git-dir=<cwd>` when cwd is a git dir itself (a bare repository, a submodule's
+    under modules/): git finds no repository there by itself when the user's config says
+    safe.bareRepository = explicit (git 2.38), and --git-dir is explicit."""
+    if os.path.lexists(cwd / ".git") or not (cwd / "HEAD").is_file():
+        return []
+    return [f"--git-dir={os.path.abspath(cwd)}"] if (cwd / "objects").is_dir() else []
 
 
 def is_repository(folder: Path) -> bool:

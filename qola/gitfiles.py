@@ -14,6 +14,8 @@ import json
 import os
 import re
 import struct
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from qola import gitconfig, stamp
@@ -74,6 +76,8 @@ def inspect(worktree: Path) -> tuple[Path | None, str | None]:
     if os.path.isdir(dotgit):
         stamp.saw_dir(dotgit)
         gitdir = dotgit
+        # A .git folder of its own lies where its work tree does, unless it is a link.
+        led = _PROJECT is not None and os.path.islink(dotgit)
     else:
         data = _read(dotgit)
         if data is None:
@@ -91,10 +95,92 @@ def inspect(worktree: Path) -> tuple[Path | None, str | None]:
         if resolved is None:
             return None, f".git points to {target}, which cannot be resolved"
         gitdir = resolved
-    why = _repository_problem(gitdir, top) or _head_object_problem(gitdir)
+        led = True
+    outside = _outside(top, gitdir) if led else None
+    if outside is None and _PROJECT is not None:
+        common = _common_dir(gitdir)  # refs and objects, for a linked worktree's git dir
+        outside = _outside(top, common) if common not in (None, gitdir) else None
+    why = outside or _repository_problem(gitdir, top) or _head_object_problem(gitdir)
     if why is not None:
         return None, why
     return Path(gitdir), None
+
+
+class Outside(str):
+    """Why a repository is refused: its git dir lies outside the project."""
+
+
+# While a command works on a project: its root's real path, and the folders a git dir of
+# a repository in it may lie in (the root's work tree, its git dir, its common dir).
+_PROJECT: tuple[str, tuple[str, ...]] | None = None
+
+
+@contextlib.contextmanager
+def confined(root: Path) -> Iterator[None]:
+    """Meanwhile, a repository in root's work tree whose `.git` leads out of the project
+    (root and root's git dirs) is refused, with an `Outside` reason: qola would fetch,
+    check out and write refs in someone else's repository. A folder outside the project
+    (a QOLA_SOURCE_DIR_<NAME> override) may lead anywhere: the user chose it."""
+    global _PROJECT
+    real_root = os.path.realpath(root)
+    allowed = [real_root]
+    gitdir = find_git_dir(root)
+    if gitdir is not None:
+        allowed += [os.path.realpath(gitdir), os.path.realpath(common_dir(gitdir))]
+    before = _PROJECT
+    _PROJECT = (real_root, tuple(dict.fromkeys(allowed)))
+    try:
+        yield
+    finally:
+        _PROJECT = before
+
+
+# Set (on one thread) while a folder the user named is looked at: QOLA_SOURCE_DIR_<NAME>.
+_CHOSEN: ContextVar[bool] = ContextVar("qola_chosen_folder", default=False)
+
+
+@contextlib.contextmanager
+def chosen_by_user() -> Iterator[None]:
+    """Meanwhile, on this thread only, a repository is taken wherever its `.git` leads: the
+    folder is one the user named (QOLA_SOURCE_DIR_<NAME>), used as it is."""
+    token = _CHOSEN.set(True)
+    try:
+        yield
+    finally:
+        _CHOSEN.reset(token)
+
+
+def _outside(top: str, gitdir: str) -> Outside | None:
+    """Why gitdir, where top's `.git` leads, is out of bounds (None: it is not, or top is
+    not a folder of the project but the root itself or one outside it)."""
+    if _PROJECT is None or _CHOSEN.get():
+        return None
+    root, allowed = _PROJECT
+    real = os.path.realpath(gitdir)
+    stamp.saw_folder(gitdir, real)  # a link put on the way later changes where it leads
+    if any(_is_within(real, folder) for folder in allowed):
+        return None
+    real_top = os.path.realpath(top)
+    stamp.saw_folder(top, real_top)
+    if real_top == root or not _is_within(real_top, root):
+        return None
+    return Outside(
+        f".git leads to {real}, outside the project ({root} and its git dir); qola reads "
+        "and writes no repository there"
+    )
+
+
+def root_holding(gitdir: str) -> str | None:
+    """The project's root (a real path) when gitdir, a real path, lies in the root's own git
+    dir (a submodule's, under modules/: its work tree is in the root's); else None."""
+    if _PROJECT is None or len(_PROJECT[1]) < 2:
+        return None
+    root, allowed = _PROJECT
+    return root if _is_within(gitdir, allowed[1]) else None
+
+
+def _is_within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _repository_problem(gitdir: str, worktree: str) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,12 +71,39 @@ def read(gitdir: Path) -> tuple[bytes, tuple[Entry, ...]] | None:
     # present (git 2.37, repo_read_index): the bits on disk are not what git acts on.
     if sparse:
         return None
-    try:
-        data = (gitdir / "index").read_bytes()
-    except OSError:
+    data = _index_bytes(gitdir)
+    if data is None:
         return None
     entries = parse(data, hash_size)
     return (data, entries) if entries is not None else None
+
+
+def gitlink_paths(gitdir: Path) -> list[str] | None:
+    """The paths of every gitlink in gitdir's index, skip-worktree or not ([] when there is
+    no index); None when unsure."""
+    # A missing index is an empty one to git: no gitlink, no submodule to look into.
+    if not os.path.lexists(gitdir / "index"):
+        return []
+    settings = _settings(gitdir)
+    data = _index_bytes(gitdir) if settings is not None else None
+    entries = parse(data, settings[0]) if data is not None and settings is not None else None
+    return None if entries is None else [entry.path for entry in entries if entry.is_gitlink]
+
+
+def _index_bytes(gitdir: Path) -> bytes | None:
+    """The index file's bytes; None unless it is a regular file that can be read (a FIFO
+    planted at its name must not make qola wait)."""
+    try:
+        fd = os.open(gitdir / "index", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return handle.read()
+        except OSError:
+            return None
 
 
 def parse(data: bytes, hash_size: int) -> tuple[Entry, ...] | None:

@@ -187,7 +187,9 @@ def remove_stale_locks(gitdir: Path) -> list[Path]:
     """
     removed = []
     candidates = list(gitdir.glob("*.lock"))
-    if (gitdir / "refs").is_dir():
+    # Below refs/ (whose subfolders rglob enters without following links), unless refs is
+    # a link itself: the lock files of whatever it leads to are not git's here.
+    if (gitdir / "refs").is_dir() and not (gitdir / "refs").is_symlink():
         candidates += (gitdir / "refs").rglob("*.lock")
     for lock in candidates:
         try:
@@ -255,6 +257,17 @@ def set_worktree(runner: Runner, gitdir: Path, value: str | None, subject: str) 
     """Set (or, with None, remove) core.worktree in gitdir's config."""
     # Run against the config file, not the repository: git refuses to start in a git
     # dir whose core.worktree names a folder that does not exist (yet, or any more).
+    # So the runner's check of the repository it runs in does not cover this one.
+    problem = store.git_write_problem(gitdir)
+    if problem is not None:
+        from qola.repoconfig import UnsafeRepositoryError
+
+        raise UnsafeRepositoryError(
+            subject,
+            f"{problem}; git would write where it leads (`git config --file`), and qola runs "
+            "no git that writes in this repository as it is",
+            "if you did not put it there, remove it (git makes its own) and run again",
+        )
     config = ["config", "--file", str(gitdir / "config")]
     if value is None:
         args = [*config, "--unset", "core.worktree"]

@@ -124,6 +124,11 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
     if url is None:
         raise GitError(ctx.subject, "its .gitmodules entry has no usable url",
                        "fix the url in .gitmodules of the commit that records it")  # fmt: skip
+    outside = gitfiles.refusal(tree / link.path)
+    if isinstance(outside, gitfiles.Outside):
+        raise GitError(ctx.subject, f"it is not a repository git accepts ({outside})",
+                       "put the submodule's folder back as git left it (or move it away) "
+                       "and run qola again")  # fmt: skip
     problem = modules.nested_path_problem(tree, link.path)
     if not modules.is_safe_name(link.name):
         problem = f"its name {link.name!r} could put its repository anywhere"

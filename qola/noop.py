@@ -196,6 +196,7 @@ def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
 def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str] | None:
     """The answer from the manifest and every dependency's files; a stamp of it when it can."""
     from qola.errors import QolaError
+    from qola.gitfiles import confined
     from qola.manifest import load
     from qola.names import override_variable
     from qola.observe import observe
@@ -226,7 +227,8 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
         if manifest.warnings:
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
         # The stamp lists what the loader and the look read, each as it was read.
-        proof = stamp.proven(manifest, deps, look)
+        with confined(manifest.root):
+            proof = stamp.proven(manifest, deps, look)
         if len(lines) != len(deps):
             return None  # some dependency needs work (look stopped there)
         if cmake_out is not None:

@@ -151,7 +151,9 @@ def observe(
     """
     override = override_dir(dep.name)
     if override is not None:
-        with stamp.paused():  # an override is used as it is: nothing in it changes the answer
+        # An override is used as it is: nothing in it changes the answer, and its
+        # repository may be anywhere (the user named the folder).
+        with stamp.paused(), gitfiles.chosen_by_user():
             return _observe(manifest, dep, runner, write_cache, override)
     return _observe(manifest, dep, runner, write_cache, None)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from qola import gitfiles
 from qola.errors import RefusedError
+from qola.names import override_variable
 from qola.observe import DepState
 
 
@@ -65,12 +67,17 @@ def make_plan(state: DepState) -> Plan:
     if not state.is_repo:
         if state.exists:
             what = "is not a git repository"
+            hint = "move its contents away (or delete the folder) and run qola again"
             if state.refusal is not None:
                 what = f"is not a repository git accepts ({state.refusal})"
+            if isinstance(state.refusal, gitfiles.Outside):
+                hint = (
+                    f"to use that repository as it is, point {override_variable(dep.name)} "
+                    f"at {state.worktree}; else remove {state.worktree / '.git'} and run "
+                    "qola again"
+                )
             raise RefusedError(
-                dep.name,
-                f"{state.worktree} exists and {what}; nothing was changed",
-                "move its contents away (or delete the folder) and run qola again",
+                dep.name, f"{state.worktree} exists and {what}; nothing was changed", hint
             )
         return Plan(state, clone=True, update_submodules=dep.submodules, initialise=True)
     if state.is_synced:

@@ -28,11 +28,11 @@ from __future__ import annotations
 import os
 import shlex
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import gitconfig, gitfiles
+from qola import gitconfig, gitfiles, gitindex
 from qola.errors import GitError
 from qola.gitconfig import Entry
 
@@ -78,10 +78,16 @@ _SECTIONS = frozenset(
     [section for section, _ in _NEUTRAL]
     + ["credential", "protocol", "submodule", "remote", "core", "pager"]
 )
-_MAX_DEPTH = 16  # nested submodules deeper than this are not looked for
+# Repositories within repositories deeper than this are refused: real trees nest a few levels.
+_MAX_DEPTH = 16
 
 
-class UnsafeConfigError(GitError):
+class UnsafeRepositoryError(GitError):
+    """git would run a repository's own command, or write outside the project, in a
+    repository as it is: qola runs no git there."""
+
+
+class UnsafeConfigError(UnsafeRepositoryError):
     """A repository's own config names a command qola cannot override: nothing is run."""
 
 
@@ -120,9 +126,12 @@ class Guard:
             self._cache[key] = _Known(watched, _signature(watched), result)
             return result
 
-    def for_all(self, folders: Iterable[Path]) -> dict[str, str]:
+    def for_all(
+        self, folders: Iterable[Path], always: Sequence[tuple[str, str]] = ()
+    ) -> dict[str, str]:
         """One environment for a command that may run git in any repository at folders (or
-        nested in them): `qola exec`'s build step."""
+        nested in them): `qola exec`'s build step. always: settings it gets in any case,
+        after all others."""
         entries: list[tuple[Entry, str, Path]] = []
         for folder in folders:
             found = _repository(folder)
@@ -131,7 +140,7 @@ class Guard:
                 visit.repository(str(found[0]), str(found[1]) if found[1] else None, 0)
                 entries += visit.entries
         with self._lock:
-            return _neutralise(entries, self._user_entries())
+            return _neutralise(entries, self._user_entries(), always)
 
     def _user_entries(self) -> list[Entry]:
         """The user's own config: system, global (with includes) and the environment; read
@@ -162,7 +171,16 @@ def _repository(cwd: Path) -> tuple[Path, Path | None] | None:
 
 
 class _Visit:
-    """Reads the config of a repository and of every nested one git may run in."""
+    """Reads the config of a repository and of every nested one git may run in.
+
+    That is every repository git can reach from this one: below `<git dir>/modules/`
+    (git reuses them, and `fetch` recurses into them), at every path `.gitmodules`
+    lists, and at every gitlink of every index, listed in `.gitmodules` or not: `git
+    status` looks into each gitlink that has a `.git`, and so do commands run with
+    `submodule.recurse`. An index this module cannot read makes it look for every
+    `.git` in the work tree instead. Nothing is skipped: past _MAX_DEPTH levels of
+    repositories within repositories it refuses (UnsafeConfigError).
+    """
 
     def __init__(self, home: str | None, top: Path) -> None:
         self.home = home
@@ -171,16 +189,29 @@ class _Visit:
         self.entries: list[tuple[Entry, str, Path]] = []
         self.watched: list[str] = []  # every file and folder looked at, for the cache
         self._seen: set[tuple[int, int]] = set()  # (device, inode) of each git dir read
-        self._trees: set[str] = set()  # work trees whose .gitmodules were read
+        self._trees: set[tuple[str, int, int]] = set()  # (real work tree, its git dir)
+        self._folders: set[str] = set()  # real paths of the folders below modules/ listed
 
     def repository(self, gitdir: str, worktree: str | None, depth: int) -> None:
-        if depth > _MAX_DEPTH:
-            return
         try:
             info = os.stat(gitdir)
         except OSError:
             return
-        if (info.st_dev, info.st_ino) not in self._seen:
+        known = (info.st_dev, info.st_ino) in self._seen
+        # A work tree is searched once per git dir, wherever links make it appear.
+        tree = (os.path.realpath(worktree), info.st_dev, info.st_ino) if worktree else None
+        if known and (tree is None or tree in self._trees):
+            return
+        if depth > _MAX_DEPTH:
+            raise UnsafeConfigError(
+                str(self.top),
+                f"{worktree or gitdir} is a repository nested more than {_MAX_DEPTH} levels "
+                "deep; qola reads the config of every repository git may enter before git "
+                "runs there, and stops rather than leave one unread",
+                "look for repositories planted inside each other, or a symbolic link "
+                "leading back up the tree",
+            )
+        if not known:
             self._seen.add((info.st_dev, info.st_ino))
             common = str(gitfiles.common_dir(Path(gitdir)))
             entries = self._read(os.path.join(common, "config"), worktree or gitdir)
@@ -189,9 +220,9 @@ class _Visit:
                 entries += self._read(os.path.join(gitdir, "config.worktree"), worktree or gitdir)
             self.entries += [(entry, gitdir, self.top) for entry in entries]
             self._modules(os.path.join(common, "modules"), depth)
-        if worktree is not None and worktree not in self._trees:
-            self._trees.add(worktree)
-            self._work_tree(worktree, depth)
+        if worktree is not None and tree is not None:
+            self._trees.add(tree)
+            self._work_tree(gitdir, worktree, depth)
 
     def _read(self, path: str, where: str) -> list[Entry]:
         try:
@@ -203,36 +234,62 @@ class _Visit:
                 "qola reads a repository's config before git runs there; fix or remove it",
             ) from None
 
-    def _modules(self, folder: str, depth: int) -> None:
+    def _modules(self, top: str, depth: int) -> None:
         """The submodules' git dirs below <git dir>/modules (names may hold slashes)."""
-        self.watched.append(folder)
-        try:
-            children = sorted(entry.path for entry in os.scandir(folder) if entry.is_dir())
-        except OSError:
-            return
-        for child in children:
-            if os.path.isfile(os.path.join(child, "HEAD")):
-                self.repository(child, None, depth + 1)
-            elif depth < _MAX_DEPTH:
-                self._modules(child, depth + 1)
+        pending = [top]
+        while pending:
+            folder = pending.pop()
+            self.watched.append(folder)
+            real = os.path.realpath(folder)
+            if real in self._folders:
+                continue  # a link back up: listed already
+            self._folders.add(real)
+            try:
+                children = sorted(entry.path for entry in os.scandir(folder) if entry.is_dir())
+            except OSError:
+                continue  # git cannot list it either
+            for child in reversed(children):
+                if os.path.isfile(os.path.join(child, "HEAD")):
+                    self.repository(child, None, depth + 1)
+                else:
+                    pending.append(child)
 
-    def _work_tree(self, worktree: str, depth: int) -> None:
-        """Submodules checked out in a work tree whose git dir is elsewhere (a .git folder
-        of their own, or a .git file naming any folder)."""
+    def _work_tree(self, gitdir: str, worktree: str, depth: int) -> None:
+        """The repositories checked out in a work tree: at each gitlink of its index and at
+        each path its .gitmodules lists (a .git folder of their own, or a .git file naming
+        any folder)."""
+        paths = dict.fromkeys(self._gitlinks(gitdir, worktree))
         gitmodules = os.path.join(worktree, ".gitmodules")
         self.watched.append(gitmodules)
         try:
             text = gitconfig.read_text(gitmodules)
         except gitconfig.UnreadableConfig:
             text = None  # a FIFO or such: git reads no submodules from it either
-        if text is None:
-            return
-        for module in gitconfig.submodules(text):
-            sub = os.path.join(worktree, module.path)
+        for module in gitconfig.submodules(text) if text is not None else []:
+            paths[module.path] = None
+        for path in paths:
+            sub = os.path.join(worktree, path)
             self.watched.append(os.path.join(sub, ".git"))
             sub_gitdir = gitfiles.find_git_dir(Path(sub))  # accepted or not: git may run in it
             if sub_gitdir is not None:
                 self.repository(str(sub_gitdir), sub, depth + 1)
+
+    def _gitlinks(self, gitdir: str, worktree: str) -> list[str]:
+        """The gitlinks of the index (git looks into each that has a `.git`); every folder
+        holding a `.git` when the index cannot be read here (a split or sparse index)."""
+        self.watched.append(os.path.join(gitdir, "index"))
+        found = gitindex.gitlink_paths(Path(gitdir))
+        if found is not None:
+            return found
+        repositories = []
+        for folder, dirs, files in os.walk(worktree):  # links to folders are not followed
+            if folder != worktree and (".git" in dirs or ".git" in files):
+                repositories.append(os.path.relpath(folder, worktree))
+                dirs[:] = []  # what is below it is that repository's own to list
+            else:
+                dirs[:] = [name for name in dirs if name != ".git"]
+            self.watched.append(folder)
+        return repositories
 
 
 def _signature(paths: Iterable[str]) -> tuple[object, ...]:
@@ -289,8 +346,13 @@ def _is_true(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _neutralise(local: list[tuple[Entry, str, Path]], user: list[Entry]) -> dict[str, str]:
-    """The environment that overrides every command setting in local (or raises)."""
+def _neutralise(
+    local: list[tuple[Entry, str, Path]],
+    user: list[Entry],
+    always: Sequence[tuple[str, str]] = (),
+) -> dict[str, str]:
+    """The environment that overrides every command setting in local (or raises), and then
+    sets always."""
     pairs: dict[str, str] = {}  # key -> value, in order
     extra: dict[str, str] = {}
     reset_helpers = False
@@ -347,6 +409,7 @@ def _neutralise(local: list[tuple[Entry, str, Path]], user: list[Entry]) -> dict
         # helpers, in their order and with their URL patterns, go back on.
         helpers = [(e.name, e.value) for e in user if (e.section, e.key) == _HELPER]
         settings = [("credential.helper", ""), *helpers, *settings]
+    settings += always
     if settings:
         base = len(environment_pairs())
         result["GIT_CONFIG_COUNT"] = str(base + len(settings))
@@ -414,7 +477,12 @@ def _work_tree_top(gitdir: str, cwd: str) -> str:
     every submodule's work tree is, never in a git dir; else the folder git runs in.
 
     Whoever can write inside that work tree can write its files anyway: what is kept
-    out is a checkout writing anywhere else (a home folder, another project)."""
+    out is a checkout writing anywhere else (a home folder, another project). The root of
+    the project qola works on is known: a git dir in its own (in a linked worktree's,
+    `<main>/.git/worktrees/<id>/modules/...`) belongs to a work tree below it."""
+    root = gitfiles.root_holding(gitdir)
+    if root is not None:
+        return root
     parts = Path(gitdir).parts
     if ".git" in parts:
         return str(Path(*parts[: parts.index(".git")]))

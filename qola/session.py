@@ -61,7 +61,7 @@ def session(
     """
     import os
 
-    from qola import git, manifest, pincheck, pins
+    from qola import git, gitfiles, manifest, pincheck, pins
     from qola.shim import install_signal_handlers, shim
 
     git.scrub_environment()
@@ -87,9 +87,11 @@ def session(
             sess = Session(loaded, deps, runner, common, env)
             for warning in loaded.warnings:
                 console.warning(warning)
-            if resolve_pins:
-                sess.deps = pins.resolve(loaded, sess.deps, runner)
-            yield sess
+            # No repository of the project's is taken whose git dir lies elsewhere.
+            with gitfiles.confined(loaded.root):
+                if resolve_pins:
+                    sess.deps = pins.resolve(loaded, sess.deps, runner)
+                yield sess
     finally:
         restore_signals()
 

@@ -18,6 +18,9 @@ Where (nothing else picks a name):
 - temporary siblings: `.<name>.qola-clone-<pid>` (a clone being made),
   `.<file>.<pid>.<n>.tmp` (a file being replaced).
 
+What qola has git write in a repository follows the same rule (`git_write_problem`): no
+link where git writes (qola/git.py checks before every command that may write).
+
 How: a file is written under a folder qola trusts (a git dir, or the folder
 of the CMake results file) by walking down from it without following any
 symbolic link, creating a temporary file with O_CREAT|O_EXCL|O_NOFOLLOW and
@@ -336,6 +339,104 @@ def _open_folder(under: Path | str, folders: list[str], create: bool) -> int:
         os.close(fd)
         raise
     return fd
+
+
+# ----------------------------------------------------------------------------- git's writes
+
+# What git writes in a repository by its path (git 2.39): a file is replaced through a
+# `<name>.lock` it creates, but lockfile.c first follows a symbolic link at the name
+# (config, index, packed-refs, shallow), so the link's target is what gets replaced; a
+# reflog (logs/...) is appended to, and FETCH_HEAD truncated, through one; new refs,
+# reflogs and objects are made in folders on the way, where a link leads anywhere. Per
+# worktree (in the git dir) or shared (in the common dir): both are checked.
+_GIT_FILES = ("config", "config.worktree", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD",
+              "packed-refs", "shallow", "logs/HEAD")  # fmt: skip
+_GIT_FOLDERS = ("refs", "logs/refs", "objects/pack", "objects/info", QOLA_REFS,
+                f"logs/{QOLA_REFS}")  # fmt: skip
+
+
+def git_write_problem(gitdir: Path, refs: tuple[str, ...] = ()) -> str | None:
+    """Why git must not write in the repository of gitdir: a symbolic link where git writes
+    (or on the way there), or something other than a file of its own where git writes a
+    file; None when there is none. refs: refs about to be written (and their reflogs)."""
+    bases = dict.fromkeys([gitdir, common_dir(gitdir)])
+    for base in bases:
+        for name in (*_GIT_FILES, *refs, *(f"logs/{ref}" for ref in refs)):
+            problem = _path_problem(base, name, is_file=True)
+            if problem is not None:
+                return problem
+        for name in _GIT_FOLDERS:
+            problem = _path_problem(base, name, is_file=False)
+            if problem is not None:
+                return problem
+        problem = _linked_entry(base / "objects")  # the loose objects' 00..ff folders
+        if problem is not None:
+            return problem
+        for tree in _GIT_TREES:
+            problem = _linked_below(base / tree, appended=tree == "logs")
+            if problem is not None:
+                return problem
+    return None
+
+
+# Every ref and reflog, at any depth: a fetch from a named remote updates its remote-tracking
+# refs (and appends to their reflogs), a fetch of tags writes refs/tags/..., whatever refs
+# the caller names. A folder there that is a link takes the ref elsewhere; a reflog, which
+# git appends to in place, writes through a link or a hard link.
+_GIT_TREES = ("refs", "logs")
+
+
+def _linked_below(folder: Path, appended: bool) -> str | None:
+    """A symbolic link anywhere below folder (not followed), or with appended, a file there
+    that is not a regular file of its own; None when there is none."""
+    pending = [str(folder)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                found = list(entries)
+        except OSError:
+            continue  # not there, or not a folder: git makes its own (or fails)
+        for entry in found:
+            if entry.is_symlink():
+                return f"{entry.path} is a symbolic link (to {os.readlink(entry.path)})"
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+            elif appended:
+                problem = _path_problem(Path(entry.path).parent, entry.name, is_file=True)
+                if problem is not None:
+                    return problem
+    return None
+
+
+def _path_problem(base: Path, name: str, is_file: bool) -> str | None:
+    current = base
+    parts = Path(name).parts
+    for at, part in enumerate(parts):
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except OSError:
+            return None  # not there: git makes a real one (or fails on its own)
+        if stat.S_ISLNK(info.st_mode):
+            return f"{current} is a symbolic link (to {os.readlink(current)})"
+        if at < len(parts) - 1 or not is_file:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            return f"{current} is not a regular file"
+        if info.st_nlink != 1:
+            return f"{current} is a hard link ({info.st_nlink} names for one file)"
+    return None
+
+
+def _linked_entry(folder: Path) -> str | None:
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    return f"{entry.path} is a symbolic link (to {os.readlink(entry.path)})"
+    except OSError:
+        pass
+    return None
 
 
 def _write_by_path(path: Path, data: bytes, mode: int) -> None:  # pragma: no cover

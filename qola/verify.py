@@ -23,7 +23,7 @@ from qola.observe import (
 )
 from qola.patches import Series, SeriesError
 from qola.queries import head_sha
-from qola.repoconfig import UnsafeConfigError
+from qola.repoconfig import UnsafeRepositoryError
 
 # Kinds of problem. Only `overridden` is not a failure.
 MISSING = "missing"
@@ -33,10 +33,11 @@ DIRTY = "dirty"
 PATCHES = "patches"
 GITLINK = "gitlink"
 OVERRIDDEN = "overridden"
-UNSAFE = "unsafe"  # a repository's own config would have git run a command or write elsewhere
+UNSAFE = "unsafe"  # git would run a repository's own command, or write outside the project
 UNREACHABLE = "unreachable"  # only with --remote: the pin is not upstream in what it follows
 ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
 NOT_FAILURES = frozenset({OVERRIDDEN})
+_NOT_READ = "its git dir lies outside the project, so its commit is not read"
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def _verify_one(
     problems: list[Problem] = []
     try:
         return _check_one(manifest, dep, runner, strict, root_gitlinks, problems)
-    except UnsafeConfigError as error:
+    except UnsafeRepositoryError as error:
         # qola runs no git where a repository's own config would run a command or have a
         # checkout write out of the project: judged from its files alone, and failed.
         return _judged_from_files(manifest, dep, root_gitlinks, Problem(UNSAFE, error.problem))
@@ -171,6 +172,13 @@ def _check_one(
     problems.extend(gitlink_problems(dep, root_gitlinks))
     if state.gitdir is None:
         what = "does not exist" if not state.worktree.exists() else "is not a git repository"
+        if isinstance(state.refusal, gitfiles.Outside):
+            # Why (unsafe), and what it means for the commit: none is known (missing).
+            problems[:0] = [
+                Problem(MISSING, f"{dep.path} is not a repository qola takes: {_NOT_READ}"),
+                Problem(UNSAFE, f"{dep.path}: {state.refusal}"),
+            ]
+            return DepReport(dep, where, None, tuple(problems))
         if state.refusal is not None:
             what = f"is not a repository git accepts: {state.refusal}"
         problems.insert(0, Problem(MISSING, f"{dep.path} {what}"))
@@ -239,6 +247,12 @@ def _check_one(
 
 
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
+    if isinstance(sub.refusal, gitfiles.Outside):
+        return [
+            Problem(SUBMODULE, f"{sub.path} is not a repository qola takes: {_NOT_READ}",
+                    sub.path),
+            Problem(UNSAFE, f"{sub.path}: {sub.refusal}", sub.path),
+        ]  # fmt: skip
     if sub.refusal is not None:
         message = f"{sub.path} is not a repository git accepts: {sub.refusal}"
         return [Problem(SUBMODULE, message, sub.path)]

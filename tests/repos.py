@@ -20,12 +20,15 @@ def git(cwd: Path | str, *args: str, check: bool = True) -> str:
 
 
 def ran(stderr: str) -> list[str]:
-    """The git commands `-v` says qola runs (`qola: run: git -C DIR ARGS`), as ARGS:
-    without `git -C DIR`, and without the --progress qola adds to read git's progress."""
+    """The git commands `-v` says qola runs (`qola: run: git -C DIR [--git-dir=DIR] ARGS`),
+    as ARGS: without `git -C DIR` and the --git-dir naming a bare repository, and without
+    the --progress qola adds to read git's progress."""
     commands = []
     for line in stderr.splitlines():
         if line.startswith("qola: run: git -C "):
             words = shlex.split(line.removeprefix("qola: run: "))[3:]
+            if words and words[0].startswith("--git-dir="):
+                words = words[1:]
             commands.append(" ".join(word for word in words if word != "--progress"))
     return commands
 

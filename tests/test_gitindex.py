@@ -341,3 +341,26 @@ def test_conflicted_index_reads_like_git(tmp_path, version):
     assert index_version(repo) == version
     assert [tag for tag, *_ in ls_files(repo)].count("M") == 3
     assert read_flagged(repo) == git_flagged(repo) != []
+
+
+def test_gitlink_paths_lists_every_gitlink_listed_in_gitmodules_or_not(tmp_path):
+    repo = init_repo(tmp_path / "repo")
+    sha = commit_file(repo, "a.txt", "a\n")
+    for path in ("x/listed", "unlisted"):
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},{path}")
+    git(repo, "update-index", "--skip-worktree", "unlisted")
+    (repo / ".gitmodules").write_text('[submodule "l"]\n\tpath = x/listed\n\turl = ./l\n')
+    assert gitindex.gitlink_paths(repo / ".git") == ["unlisted", "x/listed"]
+    git(repo, "sparse-checkout", "set", "--no-cone", "/*")  # flags git acts on differently
+    assert gitindex.gitlink_paths(repo / ".git") == ["unlisted", "x/listed"]
+    (repo / ".git" / "index").unlink()
+    assert gitindex.gitlink_paths(repo / ".git") == []  # to git, no index is an empty one
+
+
+def test_a_fifo_at_the_index_is_declined_without_waiting(tmp_path):
+    repo = init_repo(tmp_path / "repo")
+    commit_file(repo, "a.txt", "a\n")
+    (repo / ".git" / "index").unlink()
+    os.mkfifo(repo / ".git" / "index")
+    assert gitindex.gitlink_paths(repo / ".git") is None
+    assert read_flagged(repo) is None

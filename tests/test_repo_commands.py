@@ -19,7 +19,7 @@ from pathlib import Path
 
 import procs
 import pytest
-from repos import git, snapshot
+from repos import commit_file, git, init_repo, snapshot
 
 from qola.git import Runner
 
@@ -299,3 +299,69 @@ def test_verify_judges_a_repository_it_will_not_run_git_in_from_its_files(
     assert dep["head"] == git(pinned_by_qola.lib, "rev-parse", "HEAD")
     assert list(marks.iterdir()) == []
     assert snapshot(pinned_by_qola.root) == before
+
+
+def plant_hidden_repository(dep: Path, marks: Path, name: str = "evil") -> Path:
+    """A repository inside dep that dep's index records as a gitlink and .gitmodules does
+    not list, with a clean filter of its own and a file git status must clean again."""
+    planted = dep / name
+    init_repo(planted)
+    commit_file(planted, "a.txt", "hi\n")
+    (planted / ".gitattributes").write_text("*.txt filter=evil\n")
+    git(planted, "add", ".gitattributes")
+    git(planted, "commit", "-q", "-m", "attributes")
+    configure(planted / ".git", {"filter.evil.clean": leave(marks, f"{name}-clean")})
+    os.utime(planted / "a.txt", (1, 1))  # stat-dirty: status has to run the clean filter
+    sha = git(planted, "rev-parse", "HEAD")
+    git(dep, "update-index", "--add", "--cacheinfo", f"160000,{sha},{name}")
+    return planted
+
+
+def test_verify_and_checkout_run_no_filter_of_a_repository_only_the_index_records(
+    pinned_by_qola, upstream, marks, private_tmp
+):
+    """git status looks into every gitlink of the index, listed in .gitmodules or not: the
+    config of a repository planted that way is overridden too (as root, foreign tree)."""
+    project = pinned_by_qola
+    plant_hidden_repository(project.lib, marks)
+    chown_tree(project.root)
+    proc = procs.run("verify", "-m", str(project.manifest))
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # a gitlink the pin lacks: dirty
+    assert list(marks.iterdir()) == []
+    project.set_pin(upstream.lib_v2, upstream.lib_v1)
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 4, proc.stderr  # its local-work check ran git status too
+    assert "uncommitted: 3rdparty/lib/evil" in proc.stderr
+    assert list(marks.iterdir()) == []
+    # And the planted filter is real: plain git runs it.
+    git(project.lib, "-c", "safe.directory=*", "status", "--porcelain", "--ignore-submodules=none")
+    assert [p.name for p in marks.iterdir()] == ["evil-clean"]
+
+
+def test_exec_and_foreach_run_no_hook_and_no_fsmonitor_of_the_tree(
+    pinned_by_qola, marks, private_tmp
+):
+    """What qola's own git never runs (hooks, core.fsmonitor), the build step's git does not
+    run either: in a dependency, or in the root (the user's own hooks included)."""
+    project = pinned_by_qola
+    for gitdir in (project.lib / ".git", project.root / ".git"):
+        name = gitdir.parent.name
+        configure(gitdir, {"core.fsmonitor": leave(marks, f"{name}-fsmonitor", "exit 1")})
+        hook = gitdir / "hooks" / "post-checkout"
+        hook.parent.mkdir(exist_ok=True)
+        hook.write_text(f"#!/bin/sh\n{leave(marks, f'{name}-post-checkout', 'true')}\n")
+        hook.chmod(0o755)
+    chown_tree(project.root)
+    for repo in (project.lib, project.root):
+        for command in (["status", "--porcelain"], ["checkout", "-q", "--detach", "HEAD"]):
+            proc = procs.run("exec", "-m", str(project.manifest), "--",
+                             "git", "-C", str(repo), *command)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+    # foreach runs CMD in each dependency under the same shim, with the same environment.
+    proc = procs.run("foreach", "-m", str(project.manifest), "--",
+                     "git", "checkout", "-q", "--detach", "HEAD")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert list(marks.iterdir()) == []
+    # Both are real: git run by hand (trusting the tree) runs them.
+    git(project.lib, "-c", "safe.directory=*", "checkout", "-q", "--detach", "HEAD")
+    assert sorted(p.name for p in marks.iterdir()) == ["lib-fsmonitor", "lib-post-checkout"]

@@ -8,10 +8,11 @@ import shlex
 from pathlib import Path
 
 import pytest
-from repos import commit_file, git, init_repo
+from repos import commit_file, git, head, init_repo
 
+from qola import gitindex
 from qola.git import Runner
-from qola.repoconfig import Guard
+from qola.repoconfig import Guard, UnsafeConfigError
 
 
 def settings(env: dict[str, str]) -> list[tuple[str, str]]:
@@ -177,3 +178,46 @@ def test_a_nested_work_tree_is_searched_even_when_its_git_dir_was_met_first(repo
     (repo / "sub" / "deeper").mkdir()
     (repo / "sub" / "deeper" / ".git").write_text(f"gitdir: {elsewhere}\n")
     assert settings(Guard().overrides(repo)) == [("diff.x.textconv", "")]
+
+
+def nest_repository(parent: Path, path: str, key: str = "filter.n.clean") -> Path:
+    """A repository at parent/path with a command in its config, recorded as a gitlink in
+    parent's index only (no .gitmodules entry)."""
+    child = init_repo(parent / path)
+    commit_file(child, "f.txt", "f\n")
+    git(child, "config", key, "evil")
+    git(parent, "update-index", "--add", "--cacheinfo", f"160000,{head(child)},{path}")
+    return child
+
+
+def test_a_repository_only_the_index_records_is_read_too(repo):
+    """git status looks into every gitlink of the index that has a .git, listed or not."""
+    nest_repository(repo, "hidden")
+    assert settings(Guard().overrides(repo)) == [("filter.n.clean", "")]
+
+
+def test_an_index_that_cannot_be_read_here_has_the_work_tree_searched_for_repositories(repo):
+    """A split index (its entries in another file) is one this reader declines."""
+    nest_repository(repo, "deep/down/hidden")
+    git(repo, "-c", "core.splitIndex=true", "update-index", "--split-index")
+    assert gitindex.gitlink_paths(repo / ".git") is None
+    assert settings(Guard().overrides(repo)) == [("filter.n.clean", "")]
+
+
+def test_repositories_nested_past_the_limit_are_refused_not_skipped(repo):
+    parent = repo
+    for level in range(17):
+        parent = nest_repository(parent, "n", key=f"filter.n{level}.clean")
+    with pytest.raises(UnsafeConfigError) as caught:
+        Guard().overrides(repo)
+    assert "is a repository nested more than 16 levels deep" in caught.value.problem
+    # 16 levels are read, every one of them.
+    git(repo / ("n/" * 16).rstrip("/"), "update-index", "--force-remove", "n")
+    assert len(settings(Guard().overrides(repo))) == 16
+
+
+def test_a_link_leading_back_up_the_tree_is_read_once_and_ends(repo):
+    child = nest_repository(repo, "child")
+    (child / "up").symlink_to(repo)
+    git(child, "update-index", "--add", "--cacheinfo", f"160000,{head(repo)},up")
+    assert settings(Guard().overrides(repo)) == [("filter.n.clean", "")]

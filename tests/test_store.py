@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -312,3 +313,187 @@ def test_a_link_at_a_cache_mirrors_lock_is_refused_and_its_target_untouched(
     ) in proc.stderr
     assert victim_untouched(victim)
     assert not (project.root / "3rdparty" / "lib").exists()
+
+
+# --------------------------------------------------------------------------- git's writes
+
+
+def valid_victim(victim: Path, like: Path) -> None:
+    """Make the victim a copy of a file git would accept (and so write) at that name."""
+    victim.write_bytes(like.read_bytes())
+
+
+# (planted name below the dependency's git dir, a file git reads there first or None)
+PLANTED = {
+    "index": "index",  # checkout: lockfile.c follows the link, the target is replaced
+    "logs-HEAD": "logs/HEAD",  # checkout: the reflog is appended to through the link
+    "FETCH_HEAD": None,  # fetch: truncated and written through the link
+    "shallow": "shallow",  # fetch --depth 1: replaced through the link
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLANTED))
+def test_a_link_where_git_writes_in_a_dependency_stops_the_move_clearly(
+    case, behind_pin, victim, upstream
+):
+    gitdir = gitfiles.git_dir(behind_pin.lib)
+    assert gitdir is not None
+    name = "FETCH_HEAD" if case == "FETCH_HEAD" else PLANTED[case]
+    assert name is not None
+    planted = gitdir / name
+    if planted.exists():
+        valid_victim(victim, planted)
+        planted.unlink()
+    planted.symlink_to(victim)
+    content = victim.read_bytes()
+    before = snapshot(behind_pin.root)
+    proc = procs.run("checkout", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr == (
+        f"qola: lib: move 3rdparty/lib from {head(behind_pin.lib)[:12]} to "
+        f"{upstream.lib_tip[:12]}\n"
+        f"qola: lib: fetching {upstream.lib_tip[:12]} (depth 1)\n"
+        f"qola: {behind_pin.lib}: {planted} is a symbolic link (to {victim}); git would write "
+        "where it leads (`git fetch`), and qola runs no git that writes in this repository "
+        "as it is\n"
+        "hint: if you did not put it there, remove it (git makes its own) and run again\n"
+        "qola: 1 of 1 dependency failed: lib\n"
+    )
+    assert victim.read_bytes() == content and sorted(victim.parent.iterdir()) == [victim]
+    assert snapshot(behind_pin.root) == before
+
+
+def test_a_linked_refs_folder_gets_no_pin_or_backup_ref_through_it(
+    pinned_by_qola, upstream, victim
+):
+    """refs/qola a link: --force would have created refs/qola/pins/<sha> and a backup ref
+    wherever it leads (git update-ref makes the folders on the way)."""
+    project = pinned_by_qola
+    gitdir = gitfiles.git_dir(project.lib)
+    assert gitdir is not None
+    _plant_link_folder(gitdir / "refs" / "qola", victim)
+    (project.lib / "README").write_text("an edit --force saves first\n")
+    project.set_pin(upstream.lib_v2, upstream.lib_v1)
+    before = snapshot(project.root)
+    proc = procs.run("checkout", "--force", "-m", str(project.manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert f": {gitdir / 'refs' / 'qola'} is a symbolic link (to {victim.parent}); " in (
+        proc.stderr
+    )
+    assert victim_untouched(victim)
+    assert snapshot(project.root) == before
+
+
+def test_a_linked_config_of_a_reused_submodule_git_dir_is_never_written(
+    tmp_path, upstream, victim
+):
+    """The root's submodule, its folder emptied: the next checkout reuses its git dir and
+    sets core.worktree with `git config --file`, which would rewrite the link's target."""
+    from superprojects import legacy_superproject
+
+    root = legacy_superproject(tmp_path / "root", upstream.lib, upstream.lib_v2)
+    manifest = root / "qola.toml"
+    assert procs.run("checkout", "-m", str(manifest)).returncode == 0
+    gitdir = root / ".git" / "modules" / "3rdparty" / "lib"
+    valid_victim(victim, gitdir / "config")
+    git(root, "config", "--file", str(victim), "--unset", "core.worktree")
+    content = victim.read_bytes()
+    (gitdir / "config").unlink()
+    (gitdir / "config").symlink_to(victim)
+    shutil.rmtree(root / "3rdparty" / "lib")
+    (root / "3rdparty" / "lib").mkdir()
+    proc = procs.run("checkout", "-m", str(manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert f"qola: lib: {gitdir / 'config'} is a symbolic link (to {victim}); git would " in (
+        proc.stderr
+    )
+    assert victim.read_bytes() == content
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["config", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs", "shallow", "logs/HEAD",
+     "refs", "logs/refs", "objects/pack", "objects/info", "objects/ab", "refs/qola",
+     "logs/refs/qola", "refs/qola/pins/x",
+     # fetch from a named remote updates its remote-tracking ref and appends to its reflog
+     "refs/remotes/origin", "logs/refs/remotes/origin/main", "refs/tags"],
+)  # fmt: skip
+def test_git_write_problem_names_every_link_where_git_writes(name, tmp_path, victim):
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    gitdir = repo / ".git"
+    assert store.git_write_problem(gitdir, ("refs/qola/pins/x",)) is None
+    planted = gitdir / name
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    if planted.is_dir():
+        shutil.rmtree(planted)
+    planted.unlink(missing_ok=True)
+    planted.symlink_to(victim)
+    refs = ("refs/qola/pins/x",) if name == "refs/qola/pins/x" else ()
+    assert store.git_write_problem(gitdir, refs) == (
+        f"{planted} is a symbolic link (to {victim})"
+    )
+
+
+def test_git_write_problem_names_a_hard_link_or_a_fifo_where_git_writes_a_file(tmp_path, victim):
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    reflog = repo / ".git" / "logs" / "refs" / "remotes" / "origin" / "main"
+    reflog.parent.mkdir(parents=True)
+    os.link(victim, reflog)  # appended to in place
+    assert store.git_write_problem(repo / ".git") == (
+        f"{reflog} is a hard link (2 names for one file)"
+    )
+    reflog.unlink()
+    os.link(victim, repo / ".git" / "FETCH_HEAD")
+    assert store.git_write_problem(repo / ".git") == (
+        f"{repo / '.git' / 'FETCH_HEAD'} is a hard link (2 names for one file)"
+    )
+    (repo / ".git" / "FETCH_HEAD").unlink()
+    os.mkfifo(repo / ".git" / "FETCH_HEAD")
+    assert store.git_write_problem(repo / ".git") == (
+        f"{repo / '.git' / 'FETCH_HEAD'} is not a regular file"
+    )
+
+
+def test_stale_locks_are_removed_only_in_the_repository_not_where_a_linked_refs_leads(
+    tmp_path, victim
+):
+    from qola import modules
+
+    gitdir = tmp_path / "sub.git"
+    git(tmp_path, "init", "-q", "--bare", str(gitdir))
+    (gitdir / "shallow.lock").write_text("")
+    (gitdir / "refs" / "heads" / "x.lock").write_text("")
+    lock_elsewhere = victim.parent / "theirs.lock"
+    lock_elsewhere.write_text("")
+    shutil.rmtree(gitdir / "refs" / "tags")
+    (gitdir / "refs" / "tags").symlink_to(victim.parent, target_is_directory=True)
+    assert sorted(modules.remove_stale_locks(gitdir)) == [
+        gitdir / "refs" / "heads" / "x.lock", gitdir / "shallow.lock"
+    ]
+    shutil.rmtree(gitdir / "refs")
+    (gitdir / "refs").symlink_to(victim.parent, target_is_directory=True)
+    assert modules.remove_stale_locks(gitdir) == []
+    assert lock_elsewhere.exists()
+
+
+def test_a_dependencys_own_housekeeping_settings_never_run_gc_through_a_planted_link(
+    behind_pin, victim
+):
+    """git fetch runs `gc --auto` when the repository's config says it is due; gc writes
+    gc.pid through a lock file that follows a link at the name (the target is replaced).
+    qola's git does no automatic housekeeping, whatever the repository's config says."""
+    lib = behind_pin.lib
+    git(lib, "repack", "-q")  # one pack; the fetch keeps its own (unpackLimit 1): two
+    for key, value in {"gc.autoPackLimit": "1", "gc.autoDetach": "false",
+                       "fetch.unpackLimit": "1", "transfer.unpackLimit": "1"}.items():  # fmt: skip
+        git(lib, "config", key, value)
+    gitdir = gitfiles.git_dir(lib)
+    assert gitdir is not None
+    (gitdir / "gc.pid").symlink_to(victim)
+    proc = procs.run("checkout", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert "Auto packing" not in proc.stderr
+    assert victim_untouched(victim)
+    assert len(list((gitdir / "objects" / "pack").glob("*.pack"))) == 2  # no gc ran

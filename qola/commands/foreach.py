@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import console
+from qola import console, gitfiles
+from qola.commands.exec import folders_to_trust
 from qola.errors import UsageError
 from qola.session import Common, Session, session
 
@@ -67,13 +68,14 @@ def _prepare(sess: Session) -> tuple[list[Run], dict[str, str]]:
     runs, trusted = [], [sess.manifest.root]
     for dep in sess.deps:
         state = observe(sess.manifest, dep, sess.runner)
+        if isinstance(state.refusal, gitfiles.Outside):
+            console.warning(f"{dep.name}: {state.worktree} is skipped: {state.refusal}")
+            continue
         if not (state.is_repo or (state.overridden and state.worktree.is_dir())):
             sess.note(f"{dep.name}: {state.worktree} is not checked out; skipped")
             continue
-        sess.env.add(state.worktree)
+        sess.env.add(*folders_to_trust(dep.name, state))
         trusted.append(state.worktree)
-        for top in state.submodules or ():
-            sess.env.add(*(state.worktree / sub.path for sub in top.walk()))
         runs.append(Run(dep, state.worktree))
     # What the shim lets git into, CMD's git must not run the commands of either.
     neutral = sess.runner.overrides_for_all(trusted)
