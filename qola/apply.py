@@ -479,14 +479,19 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
 
 
 def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
-    """Save the work that moving would lose under refs/qola/backup/, then clear it for git."""
+    """Save the work that moving would lose under refs/qola/backup/, then clear it for git.
+
+    Every repository is saved before any is reset, the deepest first: nothing is reset
+    while a repository below it still holds work that is not saved.
+    """
     dep = plan.state.dep
     notes = []
     nested = [s.path for top in plan.state.submodules or () for s in top.walk() if s.head]
     moving = [sub for sub in nested if plan.move_head or _overlaps_any(sub, plan.moving_submodules)]
     repos = [("", plan.state.worktree)] if plan.move_head else []
     repos += [(sub, plan.state.worktree / sub) for sub in moving]
-    for sub, tree in repos:
+    saved_trees = []
+    for sub, tree in reversed(repos):  # parents come before their nested submodules
         if gitfiles.git_dir(tree) is None:
             continue
         ref = store.backup_ref(dep.name, sub)
@@ -506,8 +511,7 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
         head = head_sha(runner, tree)
         if saved:
             recovery.save(runner, tree, ref, saved, dep.name)
-            # Saved: now the tracked changes may go, so that git can move the tree.
-            runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
+            saved_trees.append(tree)
             notes.append(
                 f"saved uncommitted changes of {label} as {ref}; "
                 f"restore with: git -C {tree} stash apply {ref}"
@@ -518,7 +522,10 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
                 f"saved the commits of {label} as {ref}; "
                 f"restore with: git -C {tree} switch -c rescued {ref}"
             )
-    return notes
+    for tree in saved_trees:
+        # Saved: now the tracked changes may go, so that git can move the tree.
+        runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
+    return notes[::-1]  # in the order of the tree, the dependency first
 
 
 def _overlaps_any(path: str, others: tuple[str, ...]) -> bool:

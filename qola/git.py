@@ -1,7 +1,10 @@
 """The one module that runs git. GitPython is its engine, imported lazily.
 
 Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
-hook or fsmonitor command of a dependency ever runs, and `-C <dir>`, so the
+hook or fsmonitor command of a dependency ever runs, `-c submodule.recurse=false`,
+so a command reaches into nested submodules only where qola asks it to (the
+user's own setting would have `checkout` and `reset` update or wipe them first),
+and `-C <dir>`, so the
 folder is explicit (GitPython falls back to the current folder when the one
 it is given cannot be entered). Every other command the repository's own
 config names (filters, textconv, credential helpers, ssh, pager ...) is
@@ -48,6 +51,13 @@ LEAKED_VARIABLES = (
 )
 
 _HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# qola's own commands only: git reads submodule.recurse=true (a common global setting) as
+# --recurse-submodules for checkout, reset, read-tree, fetch and more (git-config(1)), so
+# a move would check out nested submodules before their commits are fetched, and a
+# reset --hard would wipe nested work trees before their changes were saved. qola
+# brings nested submodules itself (qola/nested.py); a user's command (`qola exec`)
+# keeps the user's setting.
+_NO_RECURSION = ("-c", "submodule.recurse=false")
 
 _DUBIOUS = "detected dubious ownership"
 # Git's stderr is shown whole up to _MOST_LINES lines; longer, its first and last lines.
@@ -126,7 +136,7 @@ class Runner:
         neutral = self._guard.overrides(cwd)
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
-        command = ["git", "-C", str(cwd), *_HARDENING, *running]
+        command = ["git", "-C", str(cwd), *_HARDENING, *_NO_RECURSION, *running]
         self.log.append(" ".join(["git", *args]))
         console.debug(f"run: {shlex.join(['git', '-C', str(cwd), *running])}")
         full_env = {**self._environment(), **(env or {}), **neutral}

@@ -114,12 +114,10 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
     head = gitfiles.read_head(gitdir)[0] or head_sha(runner, worktree)
     if moved_to is not None and head == moved_to:
         # git's checkout of the dependency finished: what differs in it now is the user's.
-        for nested, tree in _repositories(runner, worktree)[1:]:
-            notes.extend(_save_and_reset(runner, nested, tree, dep))
+        notes.extend(_save_and_reset(runner, _repositories(runner, worktree)[1:], dep))
         _settle(runner, worktree, dep, moved_to)
     elif moved_from is None or head == moved_from:
-        for nested, tree in _repositories(runner, worktree):
-            notes.extend(_save_and_reset(runner, nested, tree, dep))
+        notes.extend(_save_and_reset(runner, _repositories(runner, worktree), dep))
         if has_commit(runner, worktree, dep.commit):
             # The pin was fetched before the kill: complete the checkout. -f, because the
             # dying checkout may have written files of the pin that the old index lacks.
@@ -192,28 +190,36 @@ def _repositories(runner: Runner, worktree: Path, prefix: str = "") -> list[tupl
     return found
 
 
-def _save_and_reset(runner: Runner, nested: str, tree: Path, dep: Dep) -> list[str]:
-    """Keep what a repository holds that moving would lose; then clear the way for git."""
-    label = f"{dep.path}/{nested}" if nested else dep.path
+def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> list[str]:
+    """Keep what the repositories hold that moving would lose; then clear the way for git.
+
+    Every one is saved before any is reset, the deepest first (repos lists parents
+    before their nested submodules).
+    """
     notes = []
-    stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
-    if _SHA.match(stash):
-        ref = store.backup_ref(dep.name, nested, "interrupted")
-        save(runner, tree, ref, stash, dep.name)
+    saved_trees = []
+    for nested, tree in reversed(repos):
+        label = f"{dep.path}/{nested}" if nested else dep.path
+        stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
+        if _SHA.match(stash):
+            ref = store.backup_ref(dep.name, nested, "interrupted")
+            save(runner, tree, ref, stash, dep.name)
+            saved_trees.append(tree)
+            notes.append(
+                f"saved what {label} held modified as {ref}; "
+                f"restore with: git -C {tree} stash apply {ref}"
+            )
+        unsaved = runner.run(
+            tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
+            f"--glob={store.QOLA_REFS}/*", "--", check=False,
+        ).stdout.strip()  # fmt: skip
+        if _SHA.match(unsaved):
+            ref = store.backup_ref(dep.name, nested, "interrupted-head")
+            save(runner, tree, ref, unsaved, dep.name)
+            notes.append(
+                f"saved the commits of {label} as {ref}; "
+                f"restore with: git -C {tree} switch -c rescued {ref}"
+            )
+    for tree in saved_trees:
         runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
-        notes.append(
-            f"saved what {label} held modified as {ref}; "
-            f"restore with: git -C {tree} stash apply {ref}"
-        )
-    unsaved = runner.run(
-        tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
-        f"--glob={store.QOLA_REFS}/*", "--", check=False,
-    ).stdout.strip()  # fmt: skip
-    if _SHA.match(unsaved):
-        ref = store.backup_ref(dep.name, nested, "interrupted-head")
-        save(runner, tree, ref, unsaved, dep.name)
-        notes.append(
-            f"saved the commits of {label} as {ref}; "
-            f"restore with: git -C {tree} switch -c rescued {ref}"
-        )
-    return notes
+    return notes[::-1]
