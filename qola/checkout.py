@@ -13,7 +13,7 @@ from qola.errors import EXIT_MISMATCH, GitError, MismatchError, QolaError
 from qola.git import Runner
 from qola.lock import DEFAULT_TIMEOUT, root_lock
 from qola.manifest import Dep, Manifest
-from qola.observe import DepState, observe
+from qola.observe import DepState, SubmoduleState, observe
 from qola.plan import Options, make_plan
 from qola.recovery import end as end_move
 from qola.recovery import repair
@@ -162,10 +162,20 @@ def _check_commits(manifest: Manifest, dep: Dep, runner: Runner) -> DepState:
             dep.name, f"HEAD is {state.head or 'unreadable'} after checkout, not {wanted}"
         )
     if dep.submodules:
-        bad = [s for top in state.submodules or () for s in top.walk() if not s.at_target]
+        bad = [s for top in state.submodules or () for s in top.walk()
+               if not (s.at_target and s.initialised)]  # fmt: skip
         if state.submodules is None or bad:
-            detail = ", ".join(f"{s.path} at {s.head or 'uninitialised'}" for s in bad)
+            detail = ", ".join(_where(s) for s in bad)
             raise MismatchError(
                 dep.name, f"nested submodules are not at their gitlinks: {detail or 'unknown'}"
             )
     return state
+
+
+def _where(sub: SubmoduleState) -> str:
+    """Where a nested submodule the check found wrong is, for the message."""
+    if sub.head is None:
+        return f"{sub.path} at uninitialised"
+    if not sub.at_target:
+        return f"{sub.path} at {sub.head}"
+    return f"{sub.path} not initialised in its parent's config"

@@ -52,8 +52,15 @@ def is_initialised(superproject: Path, name: str) -> bool:
     submodule.<name>.active, which qola then writes.
     """
     config = config_file(superproject)
-    if config is None:
-        return False
+    return config is not None and is_initialised_by(config, name)
+
+
+def is_initialised_by(config: Path, name: str) -> bool:
+    """is_initialised, for the superproject whose config file is config.
+
+    Not noted for a stamp here: gitfiles.inspect, which found the superproject's git
+    dir, has read and noted this file already.
+    """
     entries = _parsed(config)
     if entries is None:
         return False
@@ -66,9 +73,11 @@ def is_initialised(superproject: Path, name: str) -> bool:
     return url is not None
 
 
-# The root's config, parsed once per run however many of its submodules are asked about
-# (the no-op path asks for each dependency); keyed by what says it has not changed.
+# Each config (the root's, each dependency's), parsed once per run however many of its
+# submodules are asked about (the no-op path asks for each dependency and each nested
+# submodule); keyed by what says it has not changed.
 _PARSED: dict[tuple[str, int, int], list[gitconfig.Entry]] = {}
+_MOST_PARSED = 256
 
 
 def _parsed(config: Path) -> list[gitconfig.Entry] | None:
@@ -77,7 +86,8 @@ def _parsed(config: Path) -> list[gitconfig.Entry] | None:
         key = (str(config), info.st_mtime_ns, info.st_size)
         if key not in _PARSED:
             text = config.read_text(encoding="utf-8", errors="replace")
-            _PARSED.clear()
+            if len(_PARSED) >= _MOST_PARSED:
+                _PARSED.clear()
             _PARSED[key] = gitconfig.parse(text)
     except OSError:
         return None

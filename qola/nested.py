@@ -95,9 +95,14 @@ def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> Non
     for link in links:
         sub_tree = tree / link.path
         sub_gitdir = gitfiles.git_dir(sub_tree)
-        done = sub_gitdir is not None and gitfiles.has_index(sub_gitdir) and (
-            prefix + link.path in ctx.at_target
-            or gitfiles.read_head(sub_gitdir)[0] == link.sha
+        done = (
+            sub_gitdir is not None
+            and gitfiles.has_index(sub_gitdir)
+            and modules.is_initialised(tree, link.name)
+            and (
+                prefix + link.path in ctx.at_target
+                or gitfiles.read_head(sub_gitdir)[0] == link.sha
+            )
         )
         states.append((link, done))
     # The URLs (one more git call) only when something has to be fetched or moved.

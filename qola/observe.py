@@ -48,6 +48,8 @@ class SubmoduleState:
     target: str | None = None  # gitlink + series, when known
     half_made: bool = False  # HEAD names a commit but no checkout ever finished (no index)
     refusal: str | None = None  # why git does not take it for a repository (head is None)
+    # Initialised in its parent's config, as git counts it (`git submodule status`: not -).
+    initialised: bool = True
 
     @property
     def wanted(self) -> str | None:
@@ -60,7 +62,12 @@ class SubmoduleState:
 
     @property
     def ok(self) -> bool:
-        return self.at_target and not self.half_made and all(c.ok for c in self.children)
+        return (
+            self.at_target
+            and not self.half_made
+            and self.initialised
+            and all(c.ok for c in self.children)
+        )
 
     def walk(self) -> list[SubmoduleState]:
         """This submodule and every one below it."""
@@ -263,6 +270,9 @@ def submodule_states(
     links = gitlinks(runner, worktree, gitdir, sha, write_cache)
     if links is None:
         return None
+    # Asked before looking below: each repository's config is parsed once (modules.py).
+    config = gitfiles.common_dir(gitdir) / "config"
+    initialised = {link.name: modules.is_initialised_by(config, link.name) for link in links}
     states = []
     for link in links:
         path = prefix + link.path
@@ -297,7 +307,7 @@ def submodule_states(
         states.append(
             SubmoduleState(
                 path, link.sha, head, children, sub_series is not None, target, half_made,
-                refusal,
+                refusal, initialised[link.name],
             )
         )
     return tuple(states)

@@ -141,6 +141,8 @@ def _judged_from_files(
             at = sub.head[:12] if sub.head else "not initialised"
             problems.append(Problem(SUBMODULE, f"{sub.path} is {at}, not {sub.expected[:12]}",
                                     sub.path))  # fmt: skip
+        for sub in (s for top in subs or () for s in top.walk() if s.head and not s.initialised):
+            problems.append(_uninitialised(sub))
     return DepReport(dep, dep.path, state.head, (*problems, unsafe), state.submodules or ())
 
 
@@ -244,6 +246,9 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
         return [Problem(SUBMODULE, message, sub.path)]
     if sub.head is None:
         return [Problem(SUBMODULE, f"{sub.path} is not initialised", sub.path)]
+    if not sub.initialised:
+        rest = _check_submodule(runner, state, replace(sub, initialised=True))
+        return [_uninitialised(sub), *rest]
     if sub.at_target:
         return []
     series = state.series.get(sub.path)
@@ -263,6 +268,15 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
             sub.path,
         )
     ]
+
+
+def _uninitialised(sub: SubmoduleState) -> Problem:
+    return Problem(
+        SUBMODULE,
+        f"{sub.path} is not initialised in its parent's config "
+        "(git submodule status shows it with -)",
+        sub.path,
+    )
 
 
 def _check_series(

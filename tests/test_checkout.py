@@ -352,6 +352,29 @@ def test_checkout_deinitialised_nested_submodule_is_initialised(pinned_clean, up
     assert head(pinned_clean.nested) == upstream.nested_v2
 
 
+def test_checkout_nested_not_initialised_in_its_parents_config_is_initialised(
+    pinned_by_qola, upstream, run_qola
+):
+    """At its gitlink, files there, but the parent's config lacks it: git's `submodule
+    status` shows -; no fast path may say "up to date", and checkout initialises it."""
+    from procs import noop_declined
+
+    results = pinned_by_qola.root / "build" / "results.cmake"
+    assert not noop_declined(["checkout", "--cmake-out", str(results)], pinned_by_qola.root)
+    git(pinned_by_qola.lib, "config", "--remove-section", "submodule.extern/nested")
+    assert noop_declined(["checkout", "--cmake-out", str(results)], pinned_by_qola.root)
+    shutil.rmtree(store.noop_stamps(pinned_by_qola.root / ".git"))
+    assert noop_declined(["checkout"], pinned_by_qola.root)
+    res = run_qola("checkout", "-v", "-m", str(pinned_by_qola.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert "qola: lib: update nested submodules (extern/nested is not initialised)\n" in res.stderr
+    assert res.stdout.endswith(" updated 1 nested submodule\n")
+    status = git(pinned_by_qola.lib, "submodule", "status")  # stripped: a - or + would stay
+    assert status.startswith(f"{upstream.nested_v2} extern/nested "), status
+    assert git(pinned_by_qola.lib, "config", "submodule.extern/nested.active") == "true"
+    assert run_qola("verify", "-m", str(pinned_by_qola.manifest)).exit_code == 0
+
+
 def test_checkout_submodules_false_leaves_nested_alone(make_project, run_qola):
     project = make_project(extra="submodules = false\n")
     res = run_qola("checkout", "-m", str(project.manifest))

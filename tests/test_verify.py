@@ -111,6 +111,17 @@ def _nested_deinit(p, u):
     git(p.lib, "submodule", "deinit", "-q", "--force", "extern/nested")
 
 
+def _nested_deinit_gitfile_put_back(p, u):
+    """git counts it de-initialised (`submodule status`: -) though its .git file is back."""
+    gitfile = (p.nested / ".git").read_text()
+    _nested_deinit(p, u)
+    (p.nested / ".git").write_text(gitfile)
+
+
+def _nested_config_removed(p, u):
+    git(p.lib, "config", "--remove-section", "submodule.extern/nested")
+
+
 def _nested_local_commit(p, u):
     commit_file(p.nested, "x.txt", "x\n", "nested local commit")
 
@@ -190,6 +201,8 @@ MUTATIONS = {
     "nested-modified": (_nested_modified, "dirty", ()),
     "nested-moved": (_nested_moved, "submodule", ()),
     "nested-deinit": (_nested_deinit, "submodule", ()),
+    "nested-deinit-gitfile-put-back": (_nested_deinit_gitfile_put_back, "submodule", ()),
+    "nested-not-initialised-in-config": (_nested_config_removed, "submodule", ()),
     "nested-local-commit": (_nested_local_commit, "submodule", ()),
     "extra-local-commit": (_extra_local_commit, "wrong-commit", ()),
     "other-commit-detached": (_other_commit_detached, "wrong-commit", ()),
