@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -369,10 +368,10 @@ def observe_local_work(
             label = f"{state.dep.path}/{repo}" if repo else state.dep.path
             work.dirty_trees.setdefault(label, state.worktree / repo)
     if head_moves and state.head is not None:
-        found = unsaved_commits(runner, state.worktree)
-        if found:
-            # Asked only now (git runs in the root): what the project itself records.
-            found = unsaved_commits(runner, state.worktree, upstream_commits(runner, state))
+        # The pin is where HEAD goes: what it holds stays. What the root records (its
+        # index or HEAD gitlink, the pin in its HEAD's manifest) excuses nothing: a commit
+        # that exists only in this repository is the user's, whoever staged it.
+        found = unsaved_commits(runner, state.worktree, (state.dep.commit,))
         _add_unsaved(work, found, state.worktree, state.dep.path)
     for sub in moving:
         sub_tree = state.worktree / sub
@@ -478,61 +477,16 @@ def _add_unsaved(
         work.commits.append((label, worktree, sha))
 
 
-def upstream_commits(runner: Runner, state: DepState) -> tuple[str, ...]:
-    """Commits the project itself names for the dependency, so not the user's alone: the
-    pin, the pin in the manifest of the root's HEAD, and the root's gitlink (HEAD, index)."""
-    dep = state.dep
-    found = [dep.commit]
-    root, manifest = state.root, state.manifest_path
-    if root is None or gitfiles.git_dir(root) is None:
-        return tuple(found)
-    found += [sha for sha in index_gitlinks(runner, root, [dep.path]).values() if sha]
-    paths = [dep.path]
-    rel = os.path.relpath(manifest, root) if manifest is not None else ".."
-    if not rel.startswith(".."):
-        paths.append(rel)
-    out = runner.run(root, "--literal-pathspecs", "ls-tree", "-z", "HEAD", "--", *paths,
-                     check=False)  # fmt: skip
-    for record in out.stdout.split("\0"):
-        meta, _, path = record.partition("\t")
-        fields = meta.split()
-        if len(fields) == 3 and fields[0] == "160000" and path == dep.path:
-            found.append(fields[2])
-        elif len(fields) == 3 and fields[1] == "blob" and path == rel:
-            found += _pin_in(runner, root, fields[2], dep.key)
-    return tuple(found)
-
-
-def _pin_in(runner: Runner, root: Path, blob: str, key: str) -> list[str]:
-    """The value at key (e.g. deps.aiter.commit) in a manifest blob, when it is a full SHA."""
-    # Imported only on this path (local work, with commits on no branch); Python 3.10 has
-    # no tomllib: tomli, as the manifest loader uses.
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-
-    out = runner.run(root, "cat-file", "blob", blob, check=False)
-    try:
-        value: object = tomllib.loads(out.stdout)
-    except (tomllib.TOMLDecodeError, ValueError):
-        return []
-    for part in key.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    if isinstance(value, str) and _SHA_TEXT.match(value.strip().lower()):
-        return [value.strip().lower()]
-    return []
-
-
 def unsaved_commits(
-    runner: Runner, worktree: Path, upstream: tuple[str, ...] = ()
+    runner: Runner, worktree: Path, kept: tuple[str, ...] = ()
 ) -> list[tuple[str, str]]:
     """(SHA, subject) of commits on HEAD that only this repository has.
 
     Not the user's alone: anything reachable from a branch, a tag, a remote-tracking
     ref, a ref of qola's (among them refs/qola/pins/<sha>, every commit qola ever
-    checked out here), the commits in upstream, and the commits git fetched with a
-    depth (listed in the `shallow` file: a commit made here always has its parents).
+    checked out here), the commits in kept (where HEAD goes), and the commits git
+    fetched with a depth (listed in the `shallow` file: a commit made here always has
+    its parents).
     """
     gitdir = gitfiles.git_dir(worktree)
     fetched: list[str] = []
@@ -550,7 +504,7 @@ def unsaved_commits(
         "--tags",
         "--remotes",
         "--glob=refs/qola/*",
-        *[sha for sha in (*upstream, *fetched) if _SHA_TEXT.match(sha)],
+        *[sha for sha in (*kept, *fetched) if _SHA_TEXT.match(sha)],
         "--",
         check=False,
     )
