@@ -91,15 +91,19 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         patches.remember(state.gitdir, state.series[""], found)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
-    # The exception is a repository whose first checkout never finished (no index):
-    # nothing in it is anyone's, and git without -f would keep its "deleted" files.
+    # The exception is a repository with no index in which nothing differs from HEAD
+    # but missing files (its first checkout never finished): git without -f would
+    # keep its "deleted" files.
     if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
             recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
-        forced = ("-f",) if state.half_made else ()
-        if state.half_made:
+        # Still without an index (--force gave one to a half-made tree it saved work
+        # of): nothing in it differs from HEAD but missing files (observe_local_work).
+        half_made = state.gitdir is not None and not gitfiles.has_index(state.gitdir)
+        forced = ("-f",) if half_made else ()
+        if half_made:
             outcome.notes.append(f"{dep.path} never finished its first checkout: finishing it")
         console.step("checking out", target[:12])
         _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", *forced, "--detach", target,
@@ -459,7 +463,14 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     lines += [f"  commit on no branch: {item}" for item in work.unsaved]
     lines.append("nothing was changed; to keep that work, save it first:")
     for label, tree in work.dirty_trees.items():
-        lines.append(f"  git -C {tree} stash push -m 'before qola'  # the changes in {label}")
+        if label in work.no_index:
+            # stash works from the index: without one it would see every file as new.
+            lines.append(f"  git -C {tree} reset -q  # {label} has no index: one from HEAD, "
+                         "the files left as they are")  # fmt: skip
+        untracked = " -u" if label in work.untracked else ""
+        lines.append(
+            f"  git -C {tree} stash push{untracked} -m 'before qola'  # the changes in {label}"
+        )
     newest: dict[str, tuple[Path, str]] = {}
     for label, tree, sha in work.commits:
         newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
@@ -496,6 +507,9 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
             continue
         ref = store.backup_ref(dep.name, sub)
         label = f"{dep.path}/{sub}" if sub else dep.path
+        if label in work.no_index:
+            # stash works from the index: first one made from HEAD, the files left alone.
+            runner.run(tree, "reset", "-q", subject=dep.name)
         stash = runner.run(tree, "stash", "create", check=False)
         saved = stash.stdout.strip()
         # An error says something (a merge in progress: "needs merge"). Silence with no

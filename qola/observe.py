@@ -137,6 +137,8 @@ class LocalWork:
     unsaved: list[str] = field(default_factory=list)  # "path: sha subject" of unreachable commits
     dirty_trees: dict[str, Path] = field(default_factory=dict)  # label -> work tree, for hints
     commits: list[tuple[str, Path, str]] = field(default_factory=list)  # (label, tree, SHA)
+    no_index: set[str] = field(default_factory=set)  # labels of dirty trees with no index
+    untracked: set[str] = field(default_factory=set)  # labels of trees with untracked files
 
     def __bool__(self) -> bool:
         return bool(self.dirty or self.unsaved)
@@ -354,19 +356,30 @@ def observe_local_work(
 ) -> LocalWork:
     """What moving the dependency (and the nested submodules in `moving`) would lose.
 
-    A repository that never finished its first checkout (half-made: a clone git or a
-    killed run left) holds nothing of anyone's: it is neither looked at nor reported.
+    A repository with no index (half-made: a clone git or a killed run left, or the
+    user's `rm .git/index`) is compared with HEAD through an index made from HEAD
+    (qola/halfmade.py): every file that differs from HEAD but by being missing, and
+    every untracked file, is local work; so is a commit only it has.
     """
     work = LocalWork()
+    nested = {s.path: s for top in state.submodules or () for s in top.walk()}
+    half_made = {path for path, s in nested.items() if s.half_made}
     if state.half_made:
-        return work
-    nested = [s for top in state.submodules or () for s in top.walk()]
-    half_made = {s.path for s in nested if s.half_made}
-    for path, kind, repo in _modified(runner, state.worktree, state.dep.name, "", half_made):
+        changes = half_made_changes(runner, state.worktree, state.dep.name, "")
+    else:
+        changes = _modified(runner, state.worktree, state.dep.name, "", half_made)
+    for sub in sorted(half_made):
+        if head_moves or any(_overlaps(sub, m) for m in moving):
+            changes += half_made_changes(runner, state.worktree / sub, state.dep.name, sub + "/")
+    for path, kind, repo in changes:
         if head_moves or any(_overlaps(path, m) for m in moving):
             work.dirty.append(f"{state.dep.path}/{path} ({kind})")
             label = f"{state.dep.path}/{repo}" if repo else state.dep.path
             work.dirty_trees.setdefault(label, state.worktree / repo)
+            if repo in half_made or (not repo and state.half_made):
+                work.no_index.add(label)
+            if kind == _UNTRACKED:
+                work.untracked.add(label)
     if head_moves and state.head is not None:
         # The pin is where HEAD goes: what it holds stays. What the root records (its
         # index or HEAD gitlink, the pin in its HEAD's manifest) excuses nothing: a commit
@@ -375,17 +388,45 @@ def observe_local_work(
         _add_unsaved(work, found, state.worktree, state.dep.path)
     for sub in moving:
         sub_tree = state.worktree / sub
-        if sub not in half_made and gitfiles.git_dir(sub_tree) is not None:
+        if gitfiles.git_dir(sub_tree) is not None:
+            # A half-made nested submodule at its gitlink is one qola's own population
+            # left (HEAD written, killed before the index): its commit, recorded by the
+            # parent's, is not the user's alone even when no ref holds it yet.
+            state_of = nested.get(sub)
+            kept = (state_of.expected,) if state_of is not None and state_of.half_made else ()
             label = f"{state.dep.path}/{sub}"
-            _add_unsaved(work, unsaved_commits(runner, sub_tree), sub_tree, label)
+            _add_unsaved(work, unsaved_commits(runner, sub_tree, kept), sub_tree, label)
     return work
+
+
+_UNTRACKED = "untracked"
+
+
+def half_made_changes(
+    runner: Runner, tree: Path, subject: str, prefix: str
+) -> list[tuple[str, str, str]]:
+    """(path, kind, repository) of what a repository with no index holds that HEAD does
+    not: modified and untracked files (a missing one is what an unfinished checkout
+    leaves); nested submodules are looked at on their own."""
+    from qola import halfmade
+
+    found = []
+    with halfmade.head_index(runner, tree, subject) as env:
+        entries = status(runner, tree, subject, untracked=True, submodules=False, env=env)
+    for entry in entries:
+        if entry.untracked:
+            found.append((prefix + entry.path, _UNTRACKED, prefix.rstrip("/")))
+        elif entry.modified and not entry.missing:
+            found.append((prefix + entry.path, "modified", prefix.rstrip("/")))
+    return found
 
 
 def _modified(
     runner: Runner, tree: Path, subject: str, prefix: str, half_made: set[str]
 ) -> list[tuple[str, str, str]]:
     """(path, kind, repository) of modified tracked files below tree (paths from the
-    dependency; the repository holding the change), half-made submodules left out."""
+    dependency; the repository holding the change), half-made submodules left out
+    (looked at on their own)."""
     found = []
     for entry in status(runner, tree, subject, untracked=False):
         path = prefix + entry.path
@@ -410,13 +451,19 @@ class StatusEntry:
     is_submodule: bool = False
     modified: bool = True  # tracked changes (for a submodule: inside it)
     untracked: bool = False  # an untracked file (for a submodule: inside it)
+    missing: bool = False  # a tracked file deleted from the work tree, nothing else changed
 
 
 def status(
-    runner: Runner, worktree: Path, subject: str, untracked: bool, submodules: bool = True
+    runner: Runner,
+    worktree: Path,
+    subject: str,
+    untracked: bool,
+    submodules: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> list[StatusEntry]:
     """Changed paths in a work tree and, recursively, its nested submodules (unless told
-    not to look into them); writes nothing."""
+    not to look into them); writes nothing. env may name another index."""
     out = runner.run(
         worktree,
         "--no-optional-locks",  # a read must not refresh (rewrite) the index
@@ -426,6 +473,7 @@ def status(
         f"--untracked-files={'all' if untracked else 'no'}",
         f"--ignore-submodules={'none' if submodules else 'all'}",
         subject=subject,
+        env=env,
     )
     return parse_status(out.stdout)
 
@@ -461,7 +509,7 @@ def parse_status(text: str) -> list[StatusEntry]:
             staged = fields[1][0] != "."
             entries.append(StatusEntry(path, True, staged or sub[2] == "M", sub[3] == "U"))
         else:
-            entries.append(StatusEntry(path))
+            entries.append(StatusEntry(path, missing=kind == "1" and fields[1] == ".D"))
     return entries
 
 
