@@ -21,7 +21,10 @@ where the move takes it. So repair:
 2. when HEAD is still where the move started, saves what differs from HEAD
    (a stash commit), and HEAD itself when no ref holds it, in the dependency
    and every nested repository, under refs/qola/backup/<name>/...-interrupted,
-   resets what it saved, then checks the pin out when it is present;
+   resets what it saved, then checks the pin out when it is present (never
+   with -f: a file at a path the pin adds, the dying checkout's or the user's,
+   is saved under refs/qola/backup/<name>/...-in-the-way unless it is the
+   pin's own, then removed, and git refuses to write over anything else);
 3. when HEAD is already where the move was going (git's checkout finished),
    leaves the dependency's own files alone (what differs now is the user's,
    which the normal path protects) and saves and resets only the nested
@@ -44,11 +47,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import time
 from contextlib import suppress
 from pathlib import Path
 
-from qola import gitfiles, store
+from qola import gitfiles, leftovers, store
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep
@@ -119,13 +123,34 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
     elif moved_from is None or head == moved_from:
         notes.extend(_save_and_reset(runner, _repositories(runner, worktree), dep))
         if has_commit(runner, worktree, dep.commit):
-            # The pin was fetched before the kill: complete the checkout. -f, because the
-            # dying checkout may have written files of the pin that the old index lacks.
-            runner.run(worktree, "checkout", "-q", "-f", "--detach", dep.commit, subject=dep.name)
+            # The pin was fetched before the kill: complete the checkout. Never with -f: the
+            # dying checkout may have written files of the pin that the old commit lacks,
+            # and a file of the user's may be at such a path; each is kept, then cleared.
+            notes.extend(_clear_the_way(runner, worktree, dep))
+            runner.run(worktree, "checkout", "-q", "--detach", dep.commit, subject=dep.name)
             _settle(runner, worktree, dep, dep.commit)
     else:
         notes.append(f"{dep.path} was moved to {head or 'an unreadable HEAD'} since; left as is")
     store.remove_file(marker, gitdir)
+    return notes
+
+
+def _clear_the_way(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
+    """Remove the files at paths the pin adds (qola/leftovers.py), each that is not the
+    pin's own saved first under refs/qola/backup/<name>/...-in-the-way."""
+    found, differing = leftovers.in_the_way(runner, worktree, dep.commit, dep.name)
+    notes = []
+    if differing:
+        kept = leftovers.keep(runner, worktree, differing, dep.commit, dep.name)
+        ref = store.backup_ref(dep.name, "", "in-the-way")
+        save(runner, worktree, ref, kept, dep.name)
+        paths = " ".join(shlex.quote(path) for path in differing)
+        notes.append(
+            f"saved what {dep.path} held in the way of {dep.commit[:12]} as {ref}; "
+            f"restore with: git -C {worktree} restore --source={ref} --worktree -- {paths}"
+        )
+    for path in found:
+        (worktree / path).unlink()
     return notes
 
 

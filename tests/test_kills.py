@@ -372,3 +372,62 @@ def test_a_kill_after_the_checkout_finished_never_licenses_resetting_later_edits
     assert "would lose local work:\n  uncommitted: 3rdparty/lib/README (modified)" in res.stderr
     assert (behind_pin.lib / "README").read_text() == MY_EDIT
     assert git(behind_pin.lib, "rev-parse", store.pin_ref(upstream.lib_tip)) == upstream.lib_tip
+
+
+# ------------------------------------------------------------------- a file in the way
+
+
+@pytest.fixture
+def one_behind(make_project, upstream, run_qola):
+    """lib checked out by qola at v1; the manifest now pins v2, which adds lib.txt."""
+    project = make_project(pin=upstream.lib_v1)
+    assert run_qola("checkout", "-m", str(project.manifest)).exit_code == 0
+    project.set_pin(upstream.lib_v1, upstream.lib_v2)
+    return project
+
+
+@pytest.mark.parametrize("when", ["before-the-run", "after-the-kill"])
+def test_a_users_file_where_the_pin_adds_one_survives_a_kill_before_the_checkout(
+    when, wrapper, one_behind, upstream, tmp_path, run_qola
+):
+    """Killed once the pin is fetched, before git's checkout: the next run finishes the
+    move, and the user's file at lib.txt (a path the pin adds) is saved first, not
+    overwritten: the printed command brings it back."""
+    calls = calls_of(wrapper, one_behind.root, tmp_path / "counting" / "project", "checkout")
+    at = nth_call(calls, "checkout -q --detach", 1)
+    mine = one_behind.lib / "lib.txt"
+    if when == "before-the-run":
+        mine.write_text(UNTRACKED)
+    killed, paused = gitpause.run_until(wrapper, at, "checkout", "-m", str(one_behind.manifest))
+    assert killed and "checkout -q --detach" in paused
+    if when == "after-the-kill":
+        mine.write_text(UNTRACKED)
+    rerun = run_qola("checkout", "-m", str(one_behind.manifest))
+    assert rerun.exit_code == 0, rerun.stderr
+    assert head(one_behind.lib) == upstream.lib_v2
+    assert mine.read_text() == "lib v2\n"
+    [ref] = backups_holding(one_behind.lib, store.backup_prefix("lib"), "lib.txt", UNTRACKED)
+    assert ref.endswith("-in-the-way")
+    restore = f"git -C {one_behind.lib} restore --source={ref} --worktree -- lib.txt"
+    assert f"held in the way of {upstream.lib_v2[:12]} as {ref}; restore with: {restore}\n" in (
+        rerun.stderr
+    )
+    git(one_behind.lib, "restore", f"--source={ref}", "--worktree", "--", "lib.txt")
+    assert mine.read_text() == UNTRACKED
+
+
+def test_a_file_the_killed_checkout_wrote_is_written_again_without_a_backup(
+    wrapper, one_behind, upstream, tmp_path, run_qola
+):
+    """What the dying checkout wrote at a path the pin adds is the pin's own content:
+    nobody's work, cleared and written again."""
+    calls = calls_of(wrapper, one_behind.root, tmp_path / "counting" / "project", "checkout")
+    at = nth_call(calls, "checkout -q --detach", 1)
+    killed, _ = gitpause.run_until(wrapper, at, "checkout", "-m", str(one_behind.manifest))
+    assert killed
+    (one_behind.lib / "lib.txt").write_text("lib v2\n")  # as git's checkout writes it
+    rerun = run_qola("checkout", "-m", str(one_behind.manifest))
+    assert rerun.exit_code == 0, rerun.stderr
+    assert head(one_behind.lib) == upstream.lib_v2
+    assert git(one_behind.lib, "for-each-ref", store.backup_prefix("lib")) == ""
+    assert git(one_behind.lib, "status", "--porcelain") == ""
