@@ -102,6 +102,22 @@ def test_checkout_force_without_index_saves_the_edit_then_moves(
     assert run_qola("verify", "-m", str(pinned_by_qola.manifest)).exit_code == 0
 
 
+def test_checkout_force_without_index_leaves_an_untracked_file_where_it_is(
+    pinned_by_qola, upstream, run_qola
+):
+    """--force gives the tree an index from HEAD and moves without -f: the user's new file,
+    at a path neither commit has, is neither overwritten nor removed."""
+    lib = pinned_by_qola.lib
+    (lib / "notes.txt").write_text("my notes\n")
+    lose_index(lib)
+    pinned_by_qola.set_pin(upstream.lib_v2, upstream.lib_v1)
+    res = run_qola("checkout", "--force", "-m", str(pinned_by_qola.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(lib) == upstream.lib_v1
+    assert (lib / "notes.txt").read_text() == "my notes\n"
+    assert git(lib, "status", "--porcelain") == "?? notes.txt"
+
+
 def test_checkout_without_index_and_files_missing_only_is_finished(
     pinned_by_qola, upstream, run_qola
 ):
