@@ -16,6 +16,7 @@ from qola.manifest import Dep, Manifest
 from qola.observe import (
     DepState,
     SubmoduleState,
+    half_made_changes,
     index_gitlinks,
     observe,
     status,
@@ -215,6 +216,15 @@ def _check_one(
     if any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
         # git stops on that submodule when it looks for changes ("cannot chdir", "not a
         # git repository"); the problem reported for it already fails the dependency.
+        return DepReport(dep, where, head, tuple(problems), submodules)
+    if state.half_made:
+        # With no index git sees every file as a staged deletion: what differs is what
+        # differs from HEAD (an index made from it, elsewhere), beside the index itself.
+        problems.append(Problem(DIRTY, "no index (its first checkout never finished, or "
+                                ".git/index was removed)"))  # fmt: skip
+        for path, kind, _ in half_made_changes(runner, state.worktree, dep.name, ""):
+            if strict or kind != "untracked":
+                problems.append(Problem(DIRTY, f"{path}: {kind}", path))
         return DepReport(dep, where, head, tuple(problems), submodules)
     try:
         entries = status(runner, state.worktree, dep.name, untracked=strict)

@@ -198,3 +198,22 @@ def test_a_nested_repository_killed_while_a_clone_populates_it_is_finished(
     assert res.exit_code == 0, res.stderr
     assert head(nested) == upstream.nested_v2
     assert git(nested, "status", "--porcelain") == ""
+
+
+def test_verify_without_index_names_the_missing_index_and_only_what_differs_from_head(
+    pinned_by_qola, run_qola
+):
+    """git status without an index calls every file a staged deletion: verify says what
+    is wrong (the index) and which files really differ from HEAD."""
+    lib = pinned_by_qola.lib
+    (lib / "README").write_text(MY_EDIT)
+    lose_index(lib)
+    before = snapshot(pinned_by_qola.root)
+    res = run_qola("verify", "-m", str(pinned_by_qola.manifest))
+    assert res.exit_code == 1, res.stderr
+    assert res.stdout.splitlines()[1:3] == [
+        "     dirty: no index (its first checkout never finished, or .git/index was removed)",
+        "     dirty: README: modified",
+    ]
+    assert ".gitmodules" not in res.stdout
+    assert snapshot(pinned_by_qola.root) == before
