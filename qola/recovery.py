@@ -29,6 +29,10 @@ where the move takes it. So repair:
    leaves the dependency's own files alone (what differs now is the user's,
    which the normal path protects) and saves and resets only the nested
    repositories, which git was still updating;
+   in both cases, once the dependency is at its commit, a file in a nested
+   repository at a path its new gitlink adds is saved and cleared as in 2
+   (a nested checkout killed half-way wrote some), so that the normal path's
+   own unforced checkout of it goes through;
 4. when HEAD is somewhere else (moved by hand since), touches nothing but the
    lock files;
 5. records the commit it checked out as qola's (refs/qola/pins/<sha>); the
@@ -119,6 +123,7 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
     if moved_to is not None and head == moved_to:
         # git's checkout of the dependency finished: what differs in it now is the user's.
         notes.extend(_save_and_reset(runner, _repositories(runner, worktree)[1:], dep))
+        notes.extend(_clear_nested_ways(runner, worktree, dep))
         _settle(runner, worktree, dep, moved_to)
     elif moved_from is None or head == moved_from:
         notes.extend(_save_and_reset(runner, _repositories(runner, worktree), dep))
@@ -126,8 +131,9 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
             # The pin was fetched before the kill: complete the checkout. Never with -f: the
             # dying checkout may have written files of the pin that the old commit lacks,
             # and a file of the user's may be at such a path; each is kept, then cleared.
-            notes.extend(_clear_the_way(runner, worktree, dep))
+            notes.extend(_clear_the_way(runner, worktree, dep.commit, dep))
             runner.run(worktree, "checkout", "-q", "--detach", dep.commit, subject=dep.name)
+            notes.extend(_clear_nested_ways(runner, worktree, dep))
             _settle(runner, worktree, dep, dep.commit)
     else:
         notes.append(f"{dep.path} was moved to {head or 'an unreadable HEAD'} since; left as is")
@@ -135,22 +141,42 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
     return notes
 
 
-def _clear_the_way(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
-    """Remove the files at paths the pin adds (qola/leftovers.py), each that is not the
-    pin's own saved first under refs/qola/backup/<name>/...-in-the-way."""
-    found, differing = leftovers.in_the_way(runner, worktree, dep.commit, dep.name)
+def _clear_the_way(
+    runner: Runner, tree: Path, target: str, dep: Dep, nested: str = ""
+) -> list[str]:
+    """Remove the files at paths target adds to tree's HEAD (qola/leftovers.py), each that
+    is not target's own saved first under refs/qola/backup/<name>/...-in-the-way."""
+    found, differing = leftovers.in_the_way(runner, tree, target, dep.name)
     notes = []
     if differing:
-        kept = leftovers.keep(runner, worktree, differing, dep.commit, dep.name)
-        ref = store.backup_ref(dep.name, "", "in-the-way")
-        save(runner, worktree, ref, kept, dep.name)
+        label = f"{dep.path}/{nested}" if nested else dep.path
+        kept = leftovers.keep(runner, tree, differing, target, dep.name)
+        ref = store.backup_ref(dep.name, nested, "in-the-way")
+        save(runner, tree, ref, kept, dep.name)
         paths = " ".join(shlex.quote(path) for path in differing)
         notes.append(
-            f"saved what {dep.path} held in the way of {dep.commit[:12]} as {ref}; "
-            f"restore with: git -C {worktree} restore --source={ref} --worktree -- {paths}"
+            f"saved what {label} held in the way of {target[:12]} as {ref}; "
+            f"restore with: git -C {tree} restore --source={ref} --worktree -- {paths}"
         )
     for path in found:
-        (worktree / path).unlink()
+        (tree / path).unlink()
+    return notes
+
+
+def _clear_nested_ways(runner: Runner, tree: Path, dep: Dep, prefix: str = "") -> list[str]:
+    """The same for each nested repository the dependency's checkout left behind its
+    gitlink (a kill while one was being checked out: its files half-way); the run
+    that repair() precedes moves them, and git's checkout must find its way clear."""
+    notes = []
+    for path, sha in index_gitlinks(runner, tree).items():
+        sub = tree / path
+        gitdir = gitfiles.git_dir(sub)
+        if sha is None or gitdir is None or not gitfiles.has_index(gitdir):
+            continue  # not checked out, or half-made (nested.py finishes those itself)
+        head = gitfiles.read_head(gitdir)[0] or head_sha(runner, sub)
+        if head is not None and head != sha and has_commit(runner, sub, sha):
+            notes.extend(_clear_the_way(runner, sub, sha, dep, prefix + path))
+        notes.extend(_clear_nested_ways(runner, sub, dep, f"{prefix}{path}/"))
     return notes
 
 

@@ -431,3 +431,48 @@ def test_a_file_the_killed_checkout_wrote_is_written_again_without_a_backup(
     assert head(one_behind.lib) == upstream.lib_v2
     assert git(one_behind.lib, "for-each-ref", store.backup_prefix("lib")) == ""
     assert git(one_behind.lib, "status", "--porcelain") == ""
+
+
+@pytest.fixture
+def nested_one_behind(pinned_by_qola, upstream):
+    """lib and nested checked out by qola at v2; the manifest now pins a lib commit (made
+    here, like the nested commit it records) whose nested gitlink adds added.txt."""
+    lib, nested = pinned_by_qola.lib, pinned_by_qola.nested
+    added = commit_file(nested, "added.txt", "added upstream\n", "nested adds a file")
+    git(lib, "add", "extern/nested")
+    pin = commit_file(lib, "lib.txt", "lib v5\n", "lib records the nested commit")
+    git(lib, "checkout", "-q", "--detach", upstream.lib_v2)
+    git(nested, "checkout", "-q", "--detach", upstream.nested_v2)
+    git(lib, "update-ref", store.pin_ref(pin), pin)  # qola's own: not the user's alone
+    git(nested, "update-ref", store.pin_ref(added), added)
+    assert git(lib, "status", "--porcelain") == ""
+    pinned_by_qola.set_pin(upstream.lib_v2, pin)
+    return pinned_by_qola
+
+
+@pytest.mark.parametrize("content", [UNTRACKED, "added upstream\n"])
+def test_a_kill_before_a_nested_checkout_leaves_nothing_in_its_way(
+    content, wrapper, nested_one_behind, tmp_path, run_qola
+):
+    """Killed before git's checkout of the nested submodule, the file it writes at a path
+    the new gitlink adds there (or one of the user's) would make every later checkout
+    refuse: the next run saves one that is not the gitlink's own, and clears it."""
+    project = nested_one_behind
+    calls = calls_of(wrapper, project.root, tmp_path / "counting" / "project", "checkout")
+    at = nth_call(calls, "checkout -q --detach", 2)
+    killed, paused = gitpause.run_until(wrapper, at, "checkout", "-m", str(project.manifest))
+    assert killed and "checkout -q --detach" in paused
+    mine = project.nested / "added.txt"
+    mine.write_text(content)
+    rerun = run_qola("checkout", "-m", str(project.manifest))
+    assert rerun.exit_code == 0, rerun.stderr
+    assert mine.read_text() == "added upstream\n"
+    assert git(project.nested, "status", "--porcelain") == ""
+    prefix = store.backup_prefix("lib") + "extern/nested/"
+    saved = backups_holding(project.nested, prefix, "added.txt", content)
+    assert len(saved) == (1 if content == UNTRACKED else 0)
+    if saved:
+        assert saved[0].endswith("-in-the-way")
+        assert f"restore with: git -C {project.nested} restore --source={saved[0]}" in (
+            rerun.stderr
+        )
