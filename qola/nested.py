@@ -32,17 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import (
-    cache,
-    cmake_env,
-    console,
-    fetching,
-    gitconfig,
-    gitfiles,
-    halfmade,
-    modules,
-    store,
-)
+from qola import cache, cmake_env, console, fetching, gitconfig, gitfiles, modules, store
 from qola.errors import GitError, QolaError, RefusedError
 from qola.manifest import relative_url
 from qola.observe import Gitlink, gitlinks, half_made_changes
@@ -162,7 +152,7 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
         modules.remove_stale_locks(gitfiles.common_dir(sub_gitdir))
     _obtain(ctx, sub_tree, link, path, url, shallow=fresh or gitfiles.is_shallow(sub_gitdir),
             fresh=head is None)  # fmt: skip
-    if _nothing_of_anyones(ctx, sub_tree, path, half_made):
+    if fresh and _nothing_of_anyones(ctx, sub_tree, path, half_made):
         _force_checkout(ctx, sub_tree, link.sha)
     else:
         # Local work was checked before anything moved; git (never forced) keeps the rest,
@@ -172,10 +162,13 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
 
 
 def _nothing_of_anyones(ctx: Context, sub_tree: Path, path: str, half_made: bool) -> bool:
-    """Whether a checkout may force its way into sub_tree: it holds nothing but its `.git`,
-    or its first checkout never finished and nothing in it differs from HEAD but missing
-    files. A half-made one that holds more refuses (what observe_local_work saw is checked
-    again here, for one it did not see: below a parent that has just moved)."""
+    """Whether a checkout may force its way into sub_tree, a repository with no commit or
+    no index: it holds nothing but its `.git`, or its first checkout never finished and
+    nothing in it differs from HEAD but missing files. A half-made one that holds more
+    refuses (what observe_local_work saw is checked again here, for one it did not see:
+    below a parent that has just moved)."""
+    from qola import halfmade  # the moving path only
+
     if halfmade.holds_only_git(sub_tree):
         return True
     if not half_made:
