@@ -100,7 +100,7 @@ def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> Non
         done = (
             sub_gitdir is not None
             and gitfiles.has_index(sub_gitdir)
-            and modules.is_initialised(tree, link.name)
+            and modules.is_initialised(tree, link.name, link.path)
             and (
                 prefix + link.path in ctx.at_target
                 or gitfiles.read_head(sub_gitdir)[0] == link.sha

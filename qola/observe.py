@@ -207,7 +207,7 @@ def is_initialised_in_root(root: Path, dep: Dep) -> bool:
     """False only for a submodule of the root that the root's config does not initialise."""
     if dep.submodule_name is None or modules.config_file(root) is None:
         return True
-    return modules.is_initialised(root, dep.submodule_name)
+    return modules.is_initialised(root, dep.submodule_name, dep.path)
 
 
 def gitlinks(
@@ -273,7 +273,9 @@ def submodule_states(
         return None
     # Asked before looking below: each repository's config is parsed once (modules.py).
     config = gitfiles.common_dir(gitdir) / "config"
-    initialised = {link.name: modules.is_initialised_by(config, link.name) for link in links}
+    initialised = {
+        link.name: modules.is_initialised_by(config, link.name, link.path) for link in links
+    }
     states = []
     for link in links:
         path = prefix + link.path
