@@ -91,15 +91,19 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         patches.remember(state.gitdir, state.series[""], found)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
-    # The exception is a repository whose first checkout never finished (no index):
-    # nothing in it is anyone's, and git without -f would keep its "deleted" files.
+    # The exception is a repository with no index in which nothing differs from HEAD
+    # but missing files (its first checkout never finished): git without -f would
+    # keep its "deleted" files.
     if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
             recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
-        forced = ("-f",) if state.half_made else ()
-        if state.half_made:
+        # Still without an index (--force gave one to a half-made tree it saved work
+        # of): nothing in it differs from HEAD but missing files (observe_local_work).
+        half_made = state.gitdir is not None and not gitfiles.has_index(state.gitdir)
+        forced = ("-f",) if half_made else ()
+        if half_made:
             outcome.notes.append(f"{dep.path} never finished its first checkout: finishing it")
         console.step("checking out", target[:12])
         _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", *forced, "--detach", target,
@@ -459,7 +463,14 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     lines += [f"  commit on no branch: {item}" for item in work.unsaved]
     lines.append("nothing was changed; to keep that work, save it first:")
     for label, tree in work.dirty_trees.items():
-        lines.append(f"  git -C {tree} stash push -m 'before qola'  # the changes in {label}")
+        if label in work.no_index:
+            # stash works from the index: without one it would see every file as new.
+            lines.append(f"  git -C {tree} reset -q  # {label} has no index: one from HEAD, "
+                         "the files left as they are")  # fmt: skip
+        untracked = " -u" if label in work.untracked else ""
+        lines.append(
+            f"  git -C {tree} stash push{untracked} -m 'before qola'  # the changes in {label}"
+        )
     newest: dict[str, tuple[Path, str]] = {}
     for label, tree, sha in work.commits:
         newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
@@ -479,18 +490,26 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
 
 
 def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
-    """Save the work that moving would lose under refs/qola/backup/, then clear it for git."""
+    """Save the work that moving would lose under refs/qola/backup/, then clear it for git.
+
+    Every repository is saved before any is reset, the deepest first: nothing is reset
+    while a repository below it still holds work that is not saved.
+    """
     dep = plan.state.dep
     notes = []
     nested = [s.path for top in plan.state.submodules or () for s in top.walk() if s.head]
     moving = [sub for sub in nested if plan.move_head or _overlaps_any(sub, plan.moving_submodules)]
     repos = [("", plan.state.worktree)] if plan.move_head else []
     repos += [(sub, plan.state.worktree / sub) for sub in moving]
-    for sub, tree in repos:
+    saved_trees = []
+    for sub, tree in reversed(repos):  # parents come before their nested submodules
         if gitfiles.git_dir(tree) is None:
             continue
         ref = store.backup_ref(dep.name, sub)
         label = f"{dep.path}/{sub}" if sub else dep.path
+        if label in work.no_index:
+            # stash works from the index: first one made from HEAD, the files left alone.
+            runner.run(tree, "reset", "-q", subject=dep.name)
         stash = runner.run(tree, "stash", "create", check=False)
         saved = stash.stdout.strip()
         # An error says something (a merge in progress: "needs merge"). Silence with no
@@ -506,8 +525,7 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
         head = head_sha(runner, tree)
         if saved:
             recovery.save(runner, tree, ref, saved, dep.name)
-            # Saved: now the tracked changes may go, so that git can move the tree.
-            runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
+            saved_trees.append(tree)
             notes.append(
                 f"saved uncommitted changes of {label} as {ref}; "
                 f"restore with: git -C {tree} stash apply {ref}"
@@ -518,7 +536,10 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
                 f"saved the commits of {label} as {ref}; "
                 f"restore with: git -C {tree} switch -c rescued {ref}"
             )
-    return notes
+    for tree in saved_trees:
+        # Saved: now the tracked changes may go, so that git can move the tree.
+        runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
+    return notes[::-1]  # in the order of the tree, the dependency first
 
 
 def _overlaps_any(path: str, others: tuple[str, ...]) -> bool:

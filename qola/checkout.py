@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import console
+from qola import console, modules
 from qola.errors import EXIT_MISMATCH, GitError, MismatchError, QolaError
 from qola.git import Runner
 from qola.lock import DEFAULT_TIMEOUT, root_lock
 from qola.manifest import Dep, Manifest
-from qola.observe import DepState, observe
+from qola.observe import DepState, SubmoduleState, observe
 from qola.plan import Options, make_plan
 from qola.recovery import end as end_move
 from qola.recovery import repair
@@ -59,10 +62,16 @@ def checkout(
     pending = [dep for dep in deps if not _already_there(manifest, dep, result)]
     if not pending:
         return result  # the fast path every configure takes: files read, no git, no lock
+    pending = [dep for dep in pending if not _uninitialised_on_read_only(manifest, dep, runner,
+                                                                         result)]  # fmt: skip
+    if not pending:
+        return result
     # Something has to change: take turns with other runs on this root (another
     # build folder configuring at the same moment), then look again. A lock that
     # cannot be had (LockError) stops the whole run, with nothing changed.
-    with root_lock(manifest.root, lock_timeout, progress):
+    names = ", ".join(dep.name for dep in pending)
+    needs = f"{names} {'needs' if len(pending) == 1 else 'need'} a checkout"
+    with root_lock(manifest.root, lock_timeout, progress, needs):
         pending = [dep for dep in pending if not _already_there(manifest, dep, result)]
         if options.jobs <= 1 or len(pending) <= 1:
             for dep in pending:
@@ -94,6 +103,39 @@ def _already_there(manifest: Manifest, dep: Dep, result: Result) -> bool:
         result.states[dep.name] = state
         return True
     return False
+
+
+def _uninitialised_on_read_only(
+    manifest: Manifest, dep: Dep, runner: Runner, result: Result
+) -> bool:
+    """True (recorded, with a warning) when dep lacks nothing but its initialisation in the
+    root's config, and that config is on a read-only file system: the files are what the
+    manifest pins, which is what a build of a read-only tree (a container's read-only
+    mount of the sources) needs. git reads only; the lock is not needed to read."""
+    config = modules.config_file(manifest.root)
+    if config is None or not _read_only(config.parent):
+        return False
+    try:
+        state = observe(manifest, dep, runner)
+    except QolaError:
+        return False  # the full path reports it
+    if state.initialised or not dataclasses.replace(state, initialised=True).is_synced:
+        return False
+    console.warning(
+        f"{dep.name}: {dep.path} is at its pin, but the root's config does not initialise it "
+        f"(git submodule status shows -), and {config} is on a read-only file system: left "
+        f"as it is; where the tree is writable, `git submodule init -- {dep.path}` or "
+        "qola checkout initialises it"
+    )
+    result.states[dep.name] = state
+    return True
+
+
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _checkout_one(
@@ -162,10 +204,20 @@ def _check_commits(manifest: Manifest, dep: Dep, runner: Runner) -> DepState:
             dep.name, f"HEAD is {state.head or 'unreadable'} after checkout, not {wanted}"
         )
     if dep.submodules:
-        bad = [s for top in state.submodules or () for s in top.walk() if not s.at_target]
+        bad = [s for top in state.submodules or () for s in top.walk()
+               if not (s.at_target and s.initialised)]  # fmt: skip
         if state.submodules is None or bad:
-            detail = ", ".join(f"{s.path} at {s.head or 'uninitialised'}" for s in bad)
+            detail = ", ".join(_where(s) for s in bad)
             raise MismatchError(
                 dep.name, f"nested submodules are not at their gitlinks: {detail or 'unknown'}"
             )
     return state
+
+
+def _where(sub: SubmoduleState) -> str:
+    """Where a nested submodule the check found wrong is, for the message."""
+    if sub.head is None:
+        return f"{sub.path} at uninitialised"
+    if not sub.at_target:
+        return f"{sub.path} at {sub.head}"
+    return f"{sub.path} not initialised in its parent's config"

@@ -2,8 +2,10 @@
 
 Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
 hook or fsmonitor command of a dependency ever runs, `-c gc.auto=0 -c
-maintenance.auto=false`, so no housekeeping writes where qola did not look, and
-`-C <dir>`, so the
+maintenance.auto=false`, so no housekeeping writes where qola did not look,
+`-c submodule.recurse=false`, so a command reaches into nested submodules only
+where qola asks it to (the user's own setting would have `checkout` and `reset`
+update or wipe them first), and `-C <dir>`, so the
 folder is explicit (GitPython falls back to the current folder when the one
 it is given cannot be entered). Every other command the repository's own
 config names (filters, textconv, credential helpers, ssh, pager ...) is
@@ -54,6 +56,13 @@ LEAKED_VARIABLES = (
 # and reflogs by lock files that follow a link planted at the name.
 _HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
               "-c", "gc.auto=0", "-c", "maintenance.auto=false")  # fmt: skip
+# qola's own commands only: git reads submodule.recurse=true (a common global setting) as
+# --recurse-submodules for checkout, reset, read-tree, fetch and more (git-config(1)), so
+# a move would check out nested submodules before their commits are fetched, and a
+# reset --hard would wipe nested work trees before their changes were saved. qola
+# brings nested submodules itself (qola/nested.py); a user's command (`qola exec`)
+# keeps the user's setting.
+_NO_RECURSION = ("-c", "submodule.recurse=false")
 
 _DUBIOUS = "detected dubious ownership"
 # Git's stderr is shown whole up to _MOST_LINES lines; longer, its first and last lines.
@@ -134,7 +143,7 @@ class Runner:
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
         where = ["-C", str(cwd), *_explicit_git_dir(cwd)]
-        command = ["git", *where, *_HARDENING, *running]
+        command = ["git", *where, *_HARDENING, *_NO_RECURSION, *running]
         self.log.append(" ".join(["git", *args]))
         console.debug(f"run: {shlex.join(['git', *where, *running])}")
         full_env = {**self._environment(), **(env or {}), **neutral}

@@ -599,6 +599,15 @@ def has_index(gitdir: Path) -> bool:
 
     A repository whose HEAD names a commit but that has no index never finished its
     first checkout: `git clone --no-checkout` (what `git submodule update` does before
-    its checkout) or qola's own population, stopped half-way.
+    its checkout) or qola's own population, stopped half-way; or a user's `rm .git/index`.
+    Whether it is there is noted for a stamp (what it holds changes with every refresh).
     """
-    return os.path.exists(os.path.join(gitdir, "index"))
+    index = os.path.join(gitdir, "index")
+    if os.path.isfile(index):
+        stamp.saw_file_exists(index)
+        return True
+    if os.path.lexists(index):
+        stamp.cannot_prove(f"{index} is not a file")  # git cannot read it either
+        return True
+    stamp.saw_file(index, None)
+    return False

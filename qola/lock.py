@@ -12,6 +12,7 @@ commands (verify, status) never take it.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -75,8 +76,12 @@ def root_lock(
     root: Path,
     timeout: float = DEFAULT_TIMEOUT,
     on_wait: Callable[[str], None] | None = None,
+    needs: str = "",
 ) -> Iterator[None]:
-    """Hold the root's lock; wait up to timeout seconds, then raise LockError (exit 3)."""
+    """Hold the root's lock; wait up to timeout seconds, then raise LockError (exit 3).
+
+    needs: what the lock is for, said when a read-only file system refuses it.
+    """
     path = lock_path(root)
     # No O_TRUNC: the file may be someone else's record, and they hold the lock. The
     # record is written in place, so a link planted there (to a file of the user's,
@@ -88,6 +93,15 @@ def root_lock(
             str(root),
             f"cannot take the lock {path}: it {error.strerror}",
             f"remove {path} (qola creates it again)",
+        ) from None
+    except OSError as error:
+        if error.errno != errno.EROFS:
+            raise
+        raise LockError(
+            str(root),
+            f"cannot take the lock {path}: the file system is read-only"
+            + (f", and {needs}" if needs else "") + "; nothing was changed",
+            "run qola checkout where the tree is writable, then use it read-only",
         ) from None
     try:
         _acquire(fd, path, root, timeout, on_wait)

@@ -14,6 +14,7 @@ The reads here (is_initialised) serve the no-op path: one config file, no git.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 from glob import escape as glob_escape
@@ -43,17 +44,27 @@ def config_file(repo: Path) -> Path | None:
     return None if gitdir is None else gitfiles.common_dir(gitdir) / "config"
 
 
-def is_initialised(superproject: Path, name: str) -> bool:
-    """Would git count submodule `name` as initialised and active in this superproject?
+def is_initialised(superproject: Path, name: str, path: str | None = None) -> bool:
+    """Would git count submodule `name` (at path) as initialised and active in this
+    superproject?
 
     Git's rule (submodule.c is_tree_submodule_active): submodule.<name>.active when
-    set; else the submodule.active pathspecs; else whether submodule.<name>.url is set.
-    The pathspec case is not evaluated here: it counts only with an explicit
-    submodule.<name>.active, which qola then writes.
+    set; else the submodule.active pathspecs (`git clone --recurse-submodules` sets
+    `.`), matched against path; else whether submodule.<name>.url is set. qola asks
+    for the url in every case (`git submodule update` needs it). Without path, or
+    with a pathspec magic qola does not read, the pathspecs count as not matching:
+    an explicit submodule.<name>.active, which qola then writes, decides.
     """
     config = config_file(superproject)
-    if config is None:
-        return False
+    return config is not None and is_initialised_by(config, name, path)
+
+
+def is_initialised_by(config: Path, name: str, path: str | None = None) -> bool:
+    """is_initialised, for the superproject whose config file is config.
+
+    Not noted for a stamp here: gitfiles.inspect, which found the superproject's git
+    dir, has read and noted this file already.
+    """
     entries = _parsed(config)
     if entries is None:
         return False
@@ -61,14 +72,59 @@ def is_initialised(superproject: Path, name: str) -> bool:
     active = gitconfig.get(entries, "submodule", name, "active")
     if active is not None:
         return url is not None and _is_true(active)
-    if gitconfig.get(entries, "submodule", None, "active") is not None:
-        return False
+    specs = [
+        e.value
+        for e in entries
+        if e.section == "submodule" and e.subsection is None and e.key == "active"
+    ]
+    if specs:
+        return url is not None and path is not None and _pathspecs_match(specs, path)
     return url is not None
 
 
-# The root's config, parsed once per run however many of its submodules are asked about
-# (the no-op path asks for each dependency); keyed by what says it has not changed.
+def _pathspecs_match(specs: list[str], path: str) -> bool:
+    """Whether git's pathspecs (relative to the top of the work tree) take in path: one
+    that is not an exclusion does (all do, when there are only exclusions), and no
+    exclusion does. Long magic other than exclude, top, literal and glob: no match."""
+    included = False
+    only_exclusions = True
+    for spec in specs:
+        exclude, glob, rest = False, True, spec
+        if rest.startswith(":(") and ")" in rest:
+            magic, _, rest = rest[2:].partition(")")
+            for word in (w.strip() for w in magic.split(",") if w.strip()):
+                if word == "exclude":
+                    exclude = True
+                elif word == "literal":
+                    glob = False
+                elif word not in ("top", "glob"):
+                    return False
+        elif rest.startswith(":"):
+            rest = rest[1:]
+            while rest[:1] in ("!", "^", "/"):
+                exclude = exclude or rest[0] in "!^"
+                rest = rest[1:]
+            rest = rest.removeprefix(":")
+        if _pathspec_matches(rest, path, glob):
+            if exclude:
+                return False
+            included = True
+        only_exclusions = only_exclusions and exclude
+    return included or only_exclusions
+
+
+def _pathspec_matches(spec: str, path: str, glob: bool) -> bool:
+    spec = spec.strip("/") if spec not in ("", ".", "./") else ""
+    if spec == "" or path == spec or path.startswith(spec + "/"):
+        return True
+    return glob and any(c in spec for c in "*?[") and fnmatch.fnmatchcase(path, spec)
+
+
+# Each config (the root's, each dependency's), parsed once per run however many of its
+# submodules are asked about (the no-op path asks for each dependency and each nested
+# submodule); keyed by what says it has not changed.
 _PARSED: dict[tuple[str, int, int], list[gitconfig.Entry]] = {}
+_MOST_PARSED = 256
 
 
 def _parsed(config: Path) -> list[gitconfig.Entry] | None:
@@ -77,7 +133,8 @@ def _parsed(config: Path) -> list[gitconfig.Entry] | None:
         key = (str(config), info.st_mtime_ns, info.st_size)
         if key not in _PARSED:
             text = config.read_text(encoding="utf-8", errors="replace")
-            _PARSED.clear()
+            if len(_PARSED) >= _MOST_PARSED:
+                _PARSED.clear()
             _PARSED[key] = gitconfig.parse(text)
     except OSError:
         return None

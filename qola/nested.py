@@ -13,9 +13,11 @@ A nested submodule whose folder is empty is populated in place, in an order that
 a kill at any moment leaves repairable: its git dir (made whole, or reused when
 git or qola left a valid one), the `.git` file, the commit, then HEAD set to the
 gitlink with no index, then `checkout -f`, which writes the index last. A
-repository whose HEAD names a commit but which has no index is therefore always
-one whose first checkout never finished (this, or git's `clone --no-checkout`):
-it is checked out again with -f, and never counted as someone's work.
+repository whose HEAD names a commit but which has no index is one whose first
+checkout never finished (this, or git's `clone --no-checkout`), or one whose
+index the user removed: it is checked out again with -f only when nothing in it
+differs from HEAD but missing files (qola/halfmade.py); otherwise what it holds
+is local work like any other.
 
 Failures are collected per nested submodule: the others (and the parent) keep
 what they fetched, and the error names each failed one with its URL and gitlink.
@@ -31,9 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import cache, cmake_env, console, fetching, gitconfig, gitfiles, modules, store
-from qola.errors import GitError, QolaError
+from qola.errors import GitError, QolaError, RefusedError
 from qola.manifest import relative_url
-from qola.observe import Gitlink, gitlinks
+from qola.observe import Gitlink, gitlinks, half_made_changes
 from qola.queries import has_commit, head_sha
 from qola.store import pin_ref
 
@@ -95,9 +97,14 @@ def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> Non
     for link in links:
         sub_tree = tree / link.path
         sub_gitdir = gitfiles.git_dir(sub_tree)
-        done = sub_gitdir is not None and gitfiles.has_index(sub_gitdir) and (
-            prefix + link.path in ctx.at_target
-            or gitfiles.read_head(sub_gitdir)[0] == link.sha
+        done = (
+            sub_gitdir is not None
+            and gitfiles.has_index(sub_gitdir)
+            and modules.is_initialised(tree, link.name, link.path)
+            and (
+                prefix + link.path in ctx.at_target
+                or gitfiles.read_head(sub_gitdir)[0] == link.sha
+            )
         )
         states.append((link, done))
     # The URLs (one more git call) only when something has to be fetched or moved.
@@ -150,12 +157,37 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
         modules.remove_stale_locks(gitfiles.common_dir(sub_gitdir))
     _obtain(ctx, sub_tree, link, path, url, shallow=fresh or gitfiles.is_shallow(sub_gitdir),
             fresh=head is None)  # fmt: skip
-    if fresh:
+    if fresh and _nothing_of_anyones(ctx, sub_tree, path, half_made):
         _force_checkout(ctx, sub_tree, link.sha)
     else:
-        # Local work was checked before anything moved; git (never forced) keeps the rest.
+        # Local work was checked before anything moved; git (never forced) keeps the rest,
+        # and refuses to write over a file in a repository with no commit yet.
         runner.run(sub_tree, "checkout", "-q", "--detach", link.sha, subject=ctx.subject)
     remember(runner, sub_tree, link.sha, ctx.subject)
+
+
+def _nothing_of_anyones(ctx: Context, sub_tree: Path, path: str, half_made: bool) -> bool:
+    """Whether a checkout may force its way into sub_tree, a repository with no commit or
+    no index: it holds nothing but its `.git`, or its first checkout never finished and
+    nothing in it differs from HEAD but missing files. A half-made one that holds more
+    refuses (what observe_local_work saw is checked again here, for one it did not see:
+    below a parent that has just moved)."""
+    from qola import halfmade  # the moving path only
+
+    if halfmade.holds_only_git(sub_tree):
+        return True
+    if not half_made:
+        return False
+    changes = half_made_changes(ctx.runner, sub_tree, ctx.subject, "")
+    if changes:
+        listed = ", ".join(f"{p} ({kind})" for p, kind, _ in changes)
+        raise RefusedError(
+            ctx.subject,
+            f"{path} has no index and holds files that are not its HEAD's: {listed}",
+            f"save them (git -C {sub_tree} reset -q, then git stash push -u), "
+            "or run qola with --force",
+        )
+    return True
 
 
 def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> None:

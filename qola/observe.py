@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,8 @@ class SubmoduleState:
     target: str | None = None  # gitlink + series, when known
     half_made: bool = False  # HEAD names a commit but no checkout ever finished (no index)
     refusal: str | None = None  # why git does not take it for a repository (head is None)
+    # Initialised in its parent's config, as git counts it (`git submodule status`: not -).
+    initialised: bool = True
 
     @property
     def wanted(self) -> str | None:
@@ -60,7 +61,12 @@ class SubmoduleState:
 
     @property
     def ok(self) -> bool:
-        return self.at_target and not self.half_made and all(c.ok for c in self.children)
+        return (
+            self.at_target
+            and not self.half_made
+            and self.initialised
+            and all(c.ok for c in self.children)
+        )
 
     def walk(self) -> list[SubmoduleState]:
         """This submodule and every one below it."""
@@ -131,6 +137,8 @@ class LocalWork:
     unsaved: list[str] = field(default_factory=list)  # "path: sha subject" of unreachable commits
     dirty_trees: dict[str, Path] = field(default_factory=dict)  # label -> work tree, for hints
     commits: list[tuple[str, Path, str]] = field(default_factory=list)  # (label, tree, SHA)
+    no_index: set[str] = field(default_factory=set)  # labels of dirty trees with no index
+    untracked: set[str] = field(default_factory=set)  # labels of trees with untracked files
 
     def __bool__(self) -> bool:
         return bool(self.dirty or self.unsaved)
@@ -201,7 +209,7 @@ def is_initialised_in_root(root: Path, dep: Dep) -> bool:
     """False only for a submodule of the root that the root's config does not initialise."""
     if dep.submodule_name is None or modules.config_file(root) is None:
         return True
-    return modules.is_initialised(root, dep.submodule_name)
+    return modules.is_initialised(root, dep.submodule_name, dep.path)
 
 
 def gitlinks(
@@ -265,6 +273,11 @@ def submodule_states(
     links = gitlinks(runner, worktree, gitdir, sha, write_cache)
     if links is None:
         return None
+    # Asked before looking below: each repository's config is parsed once (modules.py).
+    config = gitfiles.common_dir(gitdir) / "config"
+    initialised = {
+        link.name: modules.is_initialised_by(config, link.name, link.path) for link in links
+    }
     states = []
     for link in links:
         path = prefix + link.path
@@ -299,7 +312,7 @@ def submodule_states(
         states.append(
             SubmoduleState(
                 path, link.sha, head, children, sub_series is not None, target, half_made,
-                refusal,
+                refusal, initialised[link.name],
             )
         )
     return tuple(states)
@@ -347,38 +360,77 @@ def observe_local_work(
 ) -> LocalWork:
     """What moving the dependency (and the nested submodules in `moving`) would lose.
 
-    A repository that never finished its first checkout (half-made: a clone git or a
-    killed run left) holds nothing of anyone's: it is neither looked at nor reported.
+    A repository with no index (half-made: a clone git or a killed run left, or the
+    user's `rm .git/index`) is compared with HEAD through an index made from HEAD
+    (qola/halfmade.py): every file that differs from HEAD but by being missing, and
+    every untracked file, is local work; so is a commit only it has.
     """
     work = LocalWork()
+    nested = {s.path: s for top in state.submodules or () for s in top.walk()}
+    half_made = {path for path, s in nested.items() if s.half_made}
     if state.half_made:
-        return work
-    nested = [s for top in state.submodules or () for s in top.walk()]
-    half_made = {s.path for s in nested if s.half_made}
-    for path, kind, repo in _modified(runner, state.worktree, state.dep.name, "", half_made):
+        changes = half_made_changes(runner, state.worktree, state.dep.name, "")
+    else:
+        changes = _modified(runner, state.worktree, state.dep.name, "", half_made)
+    for sub in sorted(half_made):
+        if head_moves or any(_overlaps(sub, m) for m in moving):
+            changes += half_made_changes(runner, state.worktree / sub, state.dep.name, sub + "/")
+    for path, kind, repo in changes:
         if head_moves or any(_overlaps(path, m) for m in moving):
             work.dirty.append(f"{state.dep.path}/{path} ({kind})")
             label = f"{state.dep.path}/{repo}" if repo else state.dep.path
             work.dirty_trees.setdefault(label, state.worktree / repo)
+            if repo in half_made or (not repo and state.half_made):
+                work.no_index.add(label)
+            if kind == _UNTRACKED:
+                work.untracked.add(label)
     if head_moves and state.head is not None:
-        found = unsaved_commits(runner, state.worktree)
-        if found:
-            # Asked only now (git runs in the root): what the project itself records.
-            found = unsaved_commits(runner, state.worktree, upstream_commits(runner, state))
+        # The pin is where HEAD goes: what it holds stays. What the root records (its
+        # index or HEAD gitlink, the pin in its HEAD's manifest) excuses nothing: a commit
+        # that exists only in this repository is the user's, whoever staged it.
+        found = unsaved_commits(runner, state.worktree, (state.dep.commit,))
         _add_unsaved(work, found, state.worktree, state.dep.path)
     for sub in moving:
         sub_tree = state.worktree / sub
-        if sub not in half_made and gitfiles.git_dir(sub_tree) is not None:
+        if gitfiles.git_dir(sub_tree) is not None:
+            # A half-made nested submodule at its gitlink is one qola's own population
+            # left (HEAD written, killed before the index): its commit, recorded by the
+            # parent's, is not the user's alone even when no ref holds it yet.
+            state_of = nested.get(sub)
+            kept = (state_of.expected,) if state_of is not None and state_of.half_made else ()
             label = f"{state.dep.path}/{sub}"
-            _add_unsaved(work, unsaved_commits(runner, sub_tree), sub_tree, label)
+            _add_unsaved(work, unsaved_commits(runner, sub_tree, kept), sub_tree, label)
     return work
+
+
+_UNTRACKED = "untracked"
+
+
+def half_made_changes(
+    runner: Runner, tree: Path, subject: str, prefix: str
+) -> list[tuple[str, str, str]]:
+    """(path, kind, repository) of what a repository with no index holds that HEAD does
+    not: modified and untracked files (a missing one is what an unfinished checkout
+    leaves); nested submodules are looked at on their own."""
+    from qola import halfmade
+
+    found = []
+    with halfmade.head_index(runner, tree, subject) as env:
+        entries = status(runner, tree, subject, untracked=True, submodules=False, env=env)
+    for entry in entries:
+        if entry.untracked:
+            found.append((prefix + entry.path, _UNTRACKED, prefix.rstrip("/")))
+        elif entry.modified and not entry.missing:
+            found.append((prefix + entry.path, "modified", prefix.rstrip("/")))
+    return found
 
 
 def _modified(
     runner: Runner, tree: Path, subject: str, prefix: str, half_made: set[str]
 ) -> list[tuple[str, str, str]]:
     """(path, kind, repository) of modified tracked files below tree (paths from the
-    dependency; the repository holding the change), half-made submodules left out."""
+    dependency; the repository holding the change), half-made submodules left out
+    (looked at on their own)."""
     found = []
     for entry in status(runner, tree, subject, untracked=False):
         path = prefix + entry.path
@@ -403,13 +455,19 @@ class StatusEntry:
     is_submodule: bool = False
     modified: bool = True  # tracked changes (for a submodule: inside it)
     untracked: bool = False  # an untracked file (for a submodule: inside it)
+    missing: bool = False  # a tracked file deleted from the work tree, nothing else changed
 
 
 def status(
-    runner: Runner, worktree: Path, subject: str, untracked: bool, submodules: bool = True
+    runner: Runner,
+    worktree: Path,
+    subject: str,
+    untracked: bool,
+    submodules: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> list[StatusEntry]:
     """Changed paths in a work tree and, recursively, its nested submodules (unless told
-    not to look into them); writes nothing."""
+    not to look into them); writes nothing. env may name another index."""
     out = runner.run(
         worktree,
         "--no-optional-locks",  # a read must not refresh (rewrite) the index
@@ -419,6 +477,7 @@ def status(
         f"--untracked-files={'all' if untracked else 'no'}",
         f"--ignore-submodules={'none' if submodules else 'all'}",
         subject=subject,
+        env=env,
     )
     return parse_status(out.stdout)
 
@@ -454,7 +513,7 @@ def parse_status(text: str) -> list[StatusEntry]:
             staged = fields[1][0] != "."
             entries.append(StatusEntry(path, True, staged or sub[2] == "M", sub[3] == "U"))
         else:
-            entries.append(StatusEntry(path))
+            entries.append(StatusEntry(path, missing=kind == "1" and fields[1] == ".D"))
     return entries
 
 
@@ -470,61 +529,16 @@ def _add_unsaved(
         work.commits.append((label, worktree, sha))
 
 
-def upstream_commits(runner: Runner, state: DepState) -> tuple[str, ...]:
-    """Commits the project itself names for the dependency, so not the user's alone: the
-    pin, the pin in the manifest of the root's HEAD, and the root's gitlink (HEAD, index)."""
-    dep = state.dep
-    found = [dep.commit]
-    root, manifest = state.root, state.manifest_path
-    if root is None or gitfiles.git_dir(root) is None:
-        return tuple(found)
-    found += [sha for sha in index_gitlinks(runner, root, [dep.path]).values() if sha]
-    paths = [dep.path]
-    rel = os.path.relpath(manifest, root) if manifest is not None else ".."
-    if not rel.startswith(".."):
-        paths.append(rel)
-    out = runner.run(root, "--literal-pathspecs", "ls-tree", "-z", "HEAD", "--", *paths,
-                     check=False)  # fmt: skip
-    for record in out.stdout.split("\0"):
-        meta, _, path = record.partition("\t")
-        fields = meta.split()
-        if len(fields) == 3 and fields[0] == "160000" and path == dep.path:
-            found.append(fields[2])
-        elif len(fields) == 3 and fields[1] == "blob" and path == rel:
-            found += _pin_in(runner, root, fields[2], dep.key)
-    return tuple(found)
-
-
-def _pin_in(runner: Runner, root: Path, blob: str, key: str) -> list[str]:
-    """The value at key (e.g. deps.aiter.commit) in a manifest blob, when it is a full SHA."""
-    # Imported only on this path (local work, with commits on no branch); Python 3.10 has
-    # no tomllib: tomli, as the manifest loader uses.
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-
-    out = runner.run(root, "cat-file", "blob", blob, check=False)
-    try:
-        value: object = tomllib.loads(out.stdout)
-    except (tomllib.TOMLDecodeError, ValueError):
-        return []
-    for part in key.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    if isinstance(value, str) and _SHA_TEXT.match(value.strip().lower()):
-        return [value.strip().lower()]
-    return []
-
-
 def unsaved_commits(
-    runner: Runner, worktree: Path, upstream: tuple[str, ...] = ()
+    runner: Runner, worktree: Path, kept: tuple[str, ...] = ()
 ) -> list[tuple[str, str]]:
     """(SHA, subject) of commits on HEAD that only this repository has.
 
     Not the user's alone: anything reachable from a branch, a tag, a remote-tracking
     ref, a ref of qola's (among them refs/qola/pins/<sha>, every commit qola ever
-    checked out here), the commits in upstream, and the commits git fetched with a
-    depth (listed in the `shallow` file: a commit made here always has its parents).
+    checked out here), the commits in kept (where HEAD goes), and the commits git
+    fetched with a depth (listed in the `shallow` file: a commit made here always has
+    its parents).
     """
     gitdir = gitfiles.git_dir(worktree)
     fetched: list[str] = []
@@ -542,7 +556,7 @@ def unsaved_commits(
         "--tags",
         "--remotes",
         "--glob=refs/qola/*",
-        *[sha for sha in (*upstream, *fetched) if _SHA_TEXT.match(sha)],
+        *[sha for sha in (*kept, *fetched) if _SHA_TEXT.match(sha)],
         "--",
         check=False,
     )

@@ -50,7 +50,13 @@ class Plan:
             old = (self.state.head or "unknown")[:12]
             return f"{dep.name}: move {dep.path} from {old} to {short}"
         if self.update_submodules:
-            moving = ", ".join(self.moving_submodules) or "their state was unknown"
+            uninitialised = [
+                f"{s.path} is not initialised"
+                for top in self.state.submodules or () for s in top.walk()
+                if s.head and s.at_target and not s.initialised
+            ]  # fmt: skip
+            moving = ", ".join([*self.moving_submodules, *uninitialised])
+            moving = moving or "their state was unknown"
             return f"{dep.name}: update nested submodules ({moving})"
         return f"{dep.name}: initialise {dep.path} in the root's config (as git submodule init)"
 

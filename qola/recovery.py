@@ -21,11 +21,18 @@ where the move takes it. So repair:
 2. when HEAD is still where the move started, saves what differs from HEAD
    (a stash commit), and HEAD itself when no ref holds it, in the dependency
    and every nested repository, under refs/qola/backup/<name>/...-interrupted,
-   resets what it saved, then checks the pin out when it is present;
+   resets what it saved, then checks the pin out when it is present (never
+   with -f: a file at a path the pin adds, the dying checkout's or the user's,
+   is saved under refs/qola/backup/<name>/...-in-the-way unless it is the
+   pin's own, then removed, and git refuses to write over anything else);
 3. when HEAD is already where the move was going (git's checkout finished),
    leaves the dependency's own files alone (what differs now is the user's,
    which the normal path protects) and saves and resets only the nested
    repositories, which git was still updating;
+   in both cases, once the dependency is at its commit, a file in a nested
+   repository at a path its new gitlink adds is saved and cleared as in 2
+   (a nested checkout killed half-way wrote some), so that the normal path's
+   own unforced checkout of it goes through;
 4. when HEAD is somewhere else (moved by hand since), touches nothing but the
    lock files;
 5. records the commit it checked out as qola's (refs/qola/pins/<sha>); the
@@ -44,11 +51,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import time
 from contextlib import suppress
 from pathlib import Path
 
-from qola import gitfiles, store
+from qola import gitfiles, leftovers, store
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep
@@ -114,20 +122,61 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
     head = gitfiles.read_head(gitdir)[0] or head_sha(runner, worktree)
     if moved_to is not None and head == moved_to:
         # git's checkout of the dependency finished: what differs in it now is the user's.
-        for nested, tree in _repositories(runner, worktree)[1:]:
-            notes.extend(_save_and_reset(runner, nested, tree, dep))
+        notes.extend(_save_and_reset(runner, _repositories(runner, worktree)[1:], dep))
+        notes.extend(_clear_nested_ways(runner, worktree, dep))
         _settle(runner, worktree, dep, moved_to)
     elif moved_from is None or head == moved_from:
-        for nested, tree in _repositories(runner, worktree):
-            notes.extend(_save_and_reset(runner, nested, tree, dep))
+        notes.extend(_save_and_reset(runner, _repositories(runner, worktree), dep))
         if has_commit(runner, worktree, dep.commit):
-            # The pin was fetched before the kill: complete the checkout. -f, because the
-            # dying checkout may have written files of the pin that the old index lacks.
-            runner.run(worktree, "checkout", "-q", "-f", "--detach", dep.commit, subject=dep.name)
+            # The pin was fetched before the kill: complete the checkout. Never with -f: the
+            # dying checkout may have written files of the pin that the old commit lacks,
+            # and a file of the user's may be at such a path; each is kept, then cleared.
+            notes.extend(_clear_the_way(runner, worktree, dep.commit, dep))
+            runner.run(worktree, "checkout", "-q", "--detach", dep.commit, subject=dep.name)
+            notes.extend(_clear_nested_ways(runner, worktree, dep))
             _settle(runner, worktree, dep, dep.commit)
     else:
         notes.append(f"{dep.path} was moved to {head or 'an unreadable HEAD'} since; left as is")
     store.remove_file(marker, gitdir)
+    return notes
+
+
+def _clear_the_way(
+    runner: Runner, tree: Path, target: str, dep: Dep, nested: str = ""
+) -> list[str]:
+    """Remove the files at paths target adds to tree's HEAD (qola/leftovers.py), each that
+    is not target's own saved first under refs/qola/backup/<name>/...-in-the-way."""
+    found, differing = leftovers.in_the_way(runner, tree, target, dep.name)
+    notes = []
+    if differing:
+        label = f"{dep.path}/{nested}" if nested else dep.path
+        kept = leftovers.keep(runner, tree, differing, target, dep.name)
+        ref = store.backup_ref(dep.name, nested, "in-the-way")
+        save(runner, tree, ref, kept, dep.name)
+        paths = " ".join(shlex.quote(path) for path in differing)
+        notes.append(
+            f"saved what {label} held in the way of {target[:12]} as {ref}; "
+            f"restore with: git -C {tree} restore --source={ref} --worktree -- {paths}"
+        )
+    for path in found:
+        (tree / path).unlink()
+    return notes
+
+
+def _clear_nested_ways(runner: Runner, tree: Path, dep: Dep, prefix: str = "") -> list[str]:
+    """The same for each nested repository the dependency's checkout left behind its
+    gitlink (a kill while one was being checked out: its files half-way); the run
+    that repair() precedes moves them, and git's checkout must find its way clear."""
+    notes = []
+    for path, sha in index_gitlinks(runner, tree).items():
+        sub = tree / path
+        gitdir = gitfiles.git_dir(sub)
+        if sha is None or gitdir is None or not gitfiles.has_index(gitdir):
+            continue  # not checked out, or half-made (nested.py finishes those itself)
+        head = gitfiles.read_head(gitdir)[0] or head_sha(runner, sub)
+        if head is not None and head != sha and has_commit(runner, sub, sha):
+            notes.extend(_clear_the_way(runner, sub, sha, dep, prefix + path))
+        notes.extend(_clear_nested_ways(runner, sub, dep, f"{prefix}{path}/"))
     return notes
 
 
@@ -192,28 +241,36 @@ def _repositories(runner: Runner, worktree: Path, prefix: str = "") -> list[tupl
     return found
 
 
-def _save_and_reset(runner: Runner, nested: str, tree: Path, dep: Dep) -> list[str]:
-    """Keep what a repository holds that moving would lose; then clear the way for git."""
-    label = f"{dep.path}/{nested}" if nested else dep.path
+def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> list[str]:
+    """Keep what the repositories hold that moving would lose; then clear the way for git.
+
+    Every one is saved before any is reset, the deepest first (repos lists parents
+    before their nested submodules).
+    """
     notes = []
-    stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
-    if _SHA.match(stash):
-        ref = store.backup_ref(dep.name, nested, "interrupted")
-        save(runner, tree, ref, stash, dep.name)
+    saved_trees = []
+    for nested, tree in reversed(repos):
+        label = f"{dep.path}/{nested}" if nested else dep.path
+        stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
+        if _SHA.match(stash):
+            ref = store.backup_ref(dep.name, nested, "interrupted")
+            save(runner, tree, ref, stash, dep.name)
+            saved_trees.append(tree)
+            notes.append(
+                f"saved what {label} held modified as {ref}; "
+                f"restore with: git -C {tree} stash apply {ref}"
+            )
+        unsaved = runner.run(
+            tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
+            f"--glob={store.QOLA_REFS}/*", "--", check=False,
+        ).stdout.strip()  # fmt: skip
+        if _SHA.match(unsaved):
+            ref = store.backup_ref(dep.name, nested, "interrupted-head")
+            save(runner, tree, ref, unsaved, dep.name)
+            notes.append(
+                f"saved the commits of {label} as {ref}; "
+                f"restore with: git -C {tree} switch -c rescued {ref}"
+            )
+    for tree in saved_trees:
         runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
-        notes.append(
-            f"saved what {label} held modified as {ref}; "
-            f"restore with: git -C {tree} stash apply {ref}"
-        )
-    unsaved = runner.run(
-        tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
-        f"--glob={store.QOLA_REFS}/*", "--", check=False,
-    ).stdout.strip()  # fmt: skip
-    if _SHA.match(unsaved):
-        ref = store.backup_ref(dep.name, nested, "interrupted-head")
-        save(runner, tree, ref, unsaved, dep.name)
-        notes.append(
-            f"saved the commits of {label} as {ref}; "
-            f"restore with: git -C {tree} switch -c rescued {ref}"
-        )
-    return notes
+    return notes[::-1]

@@ -86,7 +86,7 @@ def _submodule_json(sub: SubmoduleState) -> dict[str, Any]:
         "path": sub.path,
         "expected": sub.expected,
         "head": sub.head,
-        "ok": sub.at_target,
+        "ok": sub.at_target and sub.initialised,
         "submodules": [_submodule_json(c) for c in sub.children],
     }
 

@@ -16,6 +16,7 @@ from qola.manifest import Dep, Manifest
 from qola.observe import (
     DepState,
     SubmoduleState,
+    half_made_changes,
     index_gitlinks,
     observe,
     status,
@@ -142,6 +143,8 @@ def _judged_from_files(
             at = sub.head[:12] if sub.head else "not initialised"
             problems.append(Problem(SUBMODULE, f"{sub.path} is {at}, not {sub.expected[:12]}",
                                     sub.path))  # fmt: skip
+        for sub in (s for top in subs or () for s in top.walk() if s.head and not s.initialised):
+            problems.append(_uninitialised(sub))
     return DepReport(dep, dep.path, state.head, (*problems, unsafe), state.submodules or ())
 
 
@@ -222,6 +225,15 @@ def _check_one(
         # git stops on that submodule when it looks for changes ("cannot chdir", "not a
         # git repository"); the problem reported for it already fails the dependency.
         return DepReport(dep, where, head, tuple(problems), submodules)
+    if state.half_made:
+        # With no index git sees every file as a staged deletion: what differs is what
+        # differs from HEAD (an index made from it, elsewhere), beside the index itself.
+        problems.append(Problem(DIRTY, "no index (its first checkout never finished, or "
+                                ".git/index was removed)"))  # fmt: skip
+        for path, kind, _ in half_made_changes(runner, state.worktree, dep.name, ""):
+            if strict or kind != "untracked":
+                problems.append(Problem(DIRTY, f"{path}: {kind}", path))
+        return DepReport(dep, where, head, tuple(problems), submodules)
     try:
         entries = status(runner, state.worktree, dep.name, untracked=strict)
     except GitError as error:
@@ -258,6 +270,9 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
         return [Problem(SUBMODULE, message, sub.path)]
     if sub.head is None:
         return [Problem(SUBMODULE, f"{sub.path} is not initialised", sub.path)]
+    if not sub.initialised:
+        rest = _check_submodule(runner, state, replace(sub, initialised=True))
+        return [_uninitialised(sub), *rest]
     if sub.at_target:
         return []
     series = state.series.get(sub.path)
@@ -277,6 +292,15 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
             sub.path,
         )
     ]
+
+
+def _uninitialised(sub: SubmoduleState) -> Problem:
+    return Problem(
+        SUBMODULE,
+        f"{sub.path} is not initialised in its parent's config "
+        "(git submodule status shows it with -)",
+        sub.path,
+    )
 
 
 def _check_series(

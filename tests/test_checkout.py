@@ -112,19 +112,21 @@ def test_checkout_behind_pin_fetches_pin_and_moves_nested(behind_pin, upstream, 
     assert f"fetched {upstream.lib_tip[:12]} by SHA" in res.stderr
 
 
-def test_checkout_pin_present_locally_does_not_fetch(pinned_clean, upstream, run_qola, tmp_path):
-    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v1)
-    git(pinned_clean.lib, "fetch", "-q", "--unshallow", str(upstream.lib))
+def test_checkout_pin_present_locally_does_not_fetch(
+    pinned_by_qola, upstream, run_qola, tmp_path
+):
+    pinned_by_qola.set_pin(upstream.lib_v2, upstream.lib_v1)
+    git(pinned_by_qola.lib, "fetch", "-q", "--unshallow", str(upstream.lib))
     # Take the upstream away: a fetch now would fail.
     moved = tmp_path / "elsewhere"
     shutil.move(str(upstream.lib), moved)
     try:
-        res = run_qola("checkout", "-v", "-m", str(pinned_clean.manifest))
+        res = run_qola("checkout", "-v", "-m", str(pinned_by_qola.manifest))
     finally:
         shutil.move(str(moved), upstream.lib)
     assert res.exit_code == 0, res.stderr
-    assert head(pinned_clean.lib) == upstream.lib_v1
-    assert head(pinned_clean.nested) == upstream.nested_v1
+    assert head(pinned_by_qola.lib) == upstream.lib_v1
+    assert head(pinned_by_qola.nested) == upstream.nested_v1
     assert "present locally: no fetch" in res.stderr
 
 
@@ -176,20 +178,22 @@ def test_checkout_unsaved_commit_refuses_and_changes_nothing(behind_pin, run_qol
 
 
 def test_checkout_upstream_commit_qola_checked_out_before_is_not_local_work(
-    pinned_clean, upstream, run_qola
+    pinned_by_qola, upstream, run_qola
 ):
     """qola checked out the side branch's commit once; someone went back to it by hand.
-    It is on no branch here (fetched by SHA, history complete), but it is not their work."""
-    git(pinned_clean.lib, "fetch", "-q", "--unshallow", str(upstream.lib))
-    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v3)
-    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
-    pinned_clean.set_pin(upstream.lib_v3, upstream.lib_v2)
-    assert run_qola("checkout", "-m", str(pinned_clean.manifest)).exit_code == 0
-    git(pinned_clean.lib, "checkout", "-q", "--detach", upstream.lib_v3)
-    res = run_qola("checkout", "-m", str(pinned_clean.manifest))
+    It is on no branch here (fetched by SHA, history complete), but it is not their work.
+    (The tree is qola's: the pin it starts from is remembered too, as no history of the
+    root's would excuse it.)"""
+    git(pinned_by_qola.lib, "fetch", "-q", "--unshallow", str(upstream.lib))
+    pinned_by_qola.set_pin(upstream.lib_v2, upstream.lib_v3)
+    assert run_qola("checkout", "-m", str(pinned_by_qola.manifest)).exit_code == 0
+    pinned_by_qola.set_pin(upstream.lib_v3, upstream.lib_v2)
+    assert run_qola("checkout", "-m", str(pinned_by_qola.manifest)).exit_code == 0
+    git(pinned_by_qola.lib, "checkout", "-q", "--detach", upstream.lib_v3)
+    res = run_qola("checkout", "-m", str(pinned_by_qola.manifest))
     assert res.exit_code == 0, res.stderr
-    assert head(pinned_clean.lib) == upstream.lib_v2
-    remembered = git(pinned_clean.lib, "for-each-ref", "--format=%(refname)", "refs/qola/pins/")
+    assert head(pinned_by_qola.lib) == upstream.lib_v2
+    remembered = git(pinned_by_qola.lib, "for-each-ref", "--format=%(refname)", "refs/qola/pins/")
     assert f"refs/qola/pins/{upstream.lib_v3}" in remembered.splitlines()
 
 
@@ -350,6 +354,29 @@ def test_checkout_deinitialised_nested_submodule_is_initialised(pinned_clean, up
     res = run_qola("checkout", "-m", str(pinned_clean.manifest))
     assert res.exit_code == 0, res.stderr
     assert head(pinned_clean.nested) == upstream.nested_v2
+
+
+def test_checkout_nested_not_initialised_in_its_parents_config_is_initialised(
+    pinned_by_qola, upstream, run_qola
+):
+    """At its gitlink, files there, but the parent's config lacks it: git's `submodule
+    status` shows -; no fast path may say "up to date", and checkout initialises it."""
+    from procs import noop_declined
+
+    results = pinned_by_qola.root / "build" / "results.cmake"
+    assert not noop_declined(["checkout", "--cmake-out", str(results)], pinned_by_qola.root)
+    git(pinned_by_qola.lib, "config", "--remove-section", "submodule.extern/nested")
+    assert noop_declined(["checkout", "--cmake-out", str(results)], pinned_by_qola.root)
+    shutil.rmtree(store.noop_stamps(pinned_by_qola.root / ".git"))
+    assert noop_declined(["checkout"], pinned_by_qola.root)
+    res = run_qola("checkout", "-v", "-m", str(pinned_by_qola.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert "qola: lib: update nested submodules (extern/nested is not initialised)\n" in res.stderr
+    assert res.stdout.endswith(" updated 1 nested submodule\n")
+    status = git(pinned_by_qola.lib, "submodule", "status")  # stripped: a - or + would stay
+    assert status.startswith(f"{upstream.nested_v2} extern/nested "), status
+    assert git(pinned_by_qola.lib, "config", "submodule.extern/nested.active") == "true"
+    assert run_qola("verify", "-m", str(pinned_by_qola.manifest)).exit_code == 0
 
 
 def test_checkout_submodules_false_leaves_nested_alone(make_project, run_qola):

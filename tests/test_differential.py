@@ -134,6 +134,18 @@ def nested_deinit(c: Case) -> None:
     git(c.lib, "submodule", "deinit", "-q", "--force", "extern/nested")
 
 
+def nested_deinit_gitfile_put_back(c: Case) -> None:
+    gitfile = c.nested / ".git"
+    text = gitfile.read_text() if gitfile.is_file() else None
+    nested_deinit(c)
+    if text is not None:
+        gitfile.write_text(text)
+
+
+def nested_config_removed(c: Case) -> None:
+    git(c.lib, "config", "--remove-section", "submodule.extern/nested")
+
+
 def nested_emptied(c: Case) -> None:
     shutil.rmtree(c.nested)
     c.nested.mkdir()
@@ -323,7 +335,8 @@ def override_cleared(c: Case) -> None:
 MUTATIONS: list[Callable[[Case], None]] = [
     lib_to_other_commit, lib_commit_on_top, lib_branch_at_pin, lib_head_rewritten_same,
     lib_head_file_to_other_commit, lib_head_symlink_to_branch_at_pin, nested_to_other_commit,
-    nested_commit_on_top, nested_head_file_to_other_commit, nested_deinit, nested_emptied,
+    nested_commit_on_top, nested_head_file_to_other_commit, nested_deinit,
+    nested_deinit_gitfile_put_back, nested_config_removed, nested_emptied,
     lib_pack_refs, lib_refs_folder_gone, lib_packed_refs_gone, nested_refs_folder_gone,
     lib_objects_moved_away, nested_objects_moved_away, lib_bare, lib_bare_not_a_boolean,
     lib_worktree_elsewhere, lib_format_2, lib_unknown_extension, lib_config_garbage,

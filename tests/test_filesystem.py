@@ -10,7 +10,8 @@ from pathlib import Path
 
 import procs
 import pytest
-from repos import head, snapshot
+from repos import git, head, snapshot
+from superprojects import Deep, fresh_clone
 
 
 def _can_mount() -> bool:
@@ -109,3 +110,54 @@ def test_full_tmpdir_changes_nothing_there_and_checkout_succeeds(behind_pin, ups
         assert head(behind_pin.lib) == upstream.lib_tip
         check = procs.run("verify", "-m", str(behind_pin.manifest), env={"TMPDIR": str(tmp)})
         assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.fixture
+def at_pins_not_initialised(deep: Deep, tmp_path: Path) -> Path:
+    """The TE-shaped root with its submodule at the pin, nested ones too, but nothing of it
+    in the root's config (a hand clone's layout, or an older qola's)."""
+    root = fresh_clone(deep, tmp_path / "te")
+    git(root, "submodule", "update", "-q", "--init", "--recursive")
+    git(root, "config", "--remove-section", "submodule.3rdparty/top")
+    return root
+
+
+def test_read_only_tree_at_its_pins_not_initialised_warns_and_exits_0(
+    at_pins_not_initialised: Path, deep: Deep
+):
+    """Every configure of a read-only mount of the sources: the files are what the manifest
+    pins; the initialisation git's status lacks cannot be written, and is only warned of."""
+    root = at_pins_not_initialised
+    before = snapshot(root)
+    with read_only(root):
+        proc = procs.run("checkout", "-m", str(root / "qola.toml"))
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == f"top 3rdparty/top {deep.top_v1[:12]} up to date\n"
+        assert proc.stderr == (
+            "qola: warning: top: 3rdparty/top is at its pin, but the root's config does not "
+            f"initialise it (git submodule status shows -), and {root}/.git/config is on a "
+            "read-only file system: left as it is; where the tree is writable, "
+            "`git submodule init -- 3rdparty/top` or qola checkout initialises it\n"
+        )
+    assert snapshot(root) == before
+    rerun = procs.run("checkout", "-m", str(root / "qola.toml"))  # writable again
+    assert rerun.returncode == 0, rerun.stderr
+    assert git(root, "config", "submodule.3rdparty/top.active") == "true"
+
+
+def test_read_only_tree_behind_its_pin_says_why_it_cannot_check_out(
+    at_pins_not_initialised: Path, deep: Deep
+):
+    root = at_pins_not_initialised
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(deep.top_v1, deep.top_v2))
+    before = snapshot(root)
+    with read_only(root):
+        proc = procs.run("checkout", "-m", str(manifest))
+        assert proc.returncode == 3, proc.stderr
+        assert proc.stderr == (
+            f"qola: {root}: cannot take the lock {root}/.git/qola.lock: the file system is "
+            "read-only, and top needs a checkout; nothing was changed\n"
+            "hint: run qola checkout where the tree is writable, then use it read-only\n"
+        )
+    assert snapshot(root) == before

@@ -373,3 +373,107 @@ def test_a_kill_after_the_checkout_finished_never_licenses_resetting_later_edits
     assert "would lose local work:\n  uncommitted: 3rdparty/lib/README (modified)" in res.stderr
     assert (behind_pin.lib / "README").read_text() == MY_EDIT
     assert git(behind_pin.lib, "rev-parse", store.pin_ref(upstream.lib_tip)) == upstream.lib_tip
+
+
+# ------------------------------------------------------------------- a file in the way
+
+
+@pytest.fixture
+def one_behind(make_project, upstream, run_qola):
+    """lib checked out by qola at v1; the manifest now pins v2, which adds lib.txt."""
+    project = make_project(pin=upstream.lib_v1)
+    assert run_qola("checkout", "-m", str(project.manifest)).exit_code == 0
+    project.set_pin(upstream.lib_v1, upstream.lib_v2)
+    return project
+
+
+@pytest.mark.parametrize("when", ["before-the-run", "after-the-kill"])
+def test_a_users_file_where_the_pin_adds_one_survives_a_kill_before_the_checkout(
+    when, wrapper, one_behind, upstream, tmp_path, run_qola
+):
+    """Killed once the pin is fetched, before git's checkout: the next run finishes the
+    move, and the user's file at lib.txt (a path the pin adds) is saved first, not
+    overwritten: the printed command brings it back."""
+    calls = calls_of(wrapper, one_behind.root, tmp_path / "counting" / "project", "checkout")
+    at = nth_call(calls, "checkout -q --detach", 1)
+    mine = one_behind.lib / "lib.txt"
+    if when == "before-the-run":
+        mine.write_text(UNTRACKED)
+    killed, paused = gitpause.run_until(wrapper, at, "checkout", "-m", str(one_behind.manifest))
+    assert killed and "checkout -q --detach" in paused
+    if when == "after-the-kill":
+        mine.write_text(UNTRACKED)
+    rerun = run_qola("checkout", "-m", str(one_behind.manifest))
+    assert rerun.exit_code == 0, rerun.stderr
+    assert head(one_behind.lib) == upstream.lib_v2
+    assert mine.read_text() == "lib v2\n"
+    [ref] = backups_holding(one_behind.lib, store.backup_prefix("lib"), "lib.txt", UNTRACKED)
+    assert ref.endswith("-in-the-way")
+    restore = f"git -C {one_behind.lib} restore --source={ref} --worktree -- lib.txt"
+    assert f"held in the way of {upstream.lib_v2[:12]} as {ref}; restore with: {restore}\n" in (
+        rerun.stderr
+    )
+    git(one_behind.lib, "restore", f"--source={ref}", "--worktree", "--", "lib.txt")
+    assert mine.read_text() == UNTRACKED
+
+
+def test_a_file_the_killed_checkout_wrote_is_written_again_without_a_backup(
+    wrapper, one_behind, upstream, tmp_path, run_qola
+):
+    """What the dying checkout wrote at a path the pin adds is the pin's own content:
+    nobody's work, cleared and written again."""
+    calls = calls_of(wrapper, one_behind.root, tmp_path / "counting" / "project", "checkout")
+    at = nth_call(calls, "checkout -q --detach", 1)
+    killed, _ = gitpause.run_until(wrapper, at, "checkout", "-m", str(one_behind.manifest))
+    assert killed
+    (one_behind.lib / "lib.txt").write_text("lib v2\n")  # as git's checkout writes it
+    rerun = run_qola("checkout", "-m", str(one_behind.manifest))
+    assert rerun.exit_code == 0, rerun.stderr
+    assert head(one_behind.lib) == upstream.lib_v2
+    assert git(one_behind.lib, "for-each-ref", store.backup_prefix("lib")) == ""
+    assert git(one_behind.lib, "status", "--porcelain") == ""
+
+
+@pytest.fixture
+def nested_one_behind(pinned_by_qola, upstream):
+    """lib and nested checked out by qola at v2; the manifest now pins a lib commit (made
+    here, like the nested commit it records) whose nested gitlink adds added.txt."""
+    lib, nested = pinned_by_qola.lib, pinned_by_qola.nested
+    added = commit_file(nested, "added.txt", "added upstream\n", "nested adds a file")
+    git(lib, "add", "extern/nested")
+    pin = commit_file(lib, "lib.txt", "lib v5\n", "lib records the nested commit")
+    git(lib, "checkout", "-q", "--detach", upstream.lib_v2)
+    git(nested, "checkout", "-q", "--detach", upstream.nested_v2)
+    git(lib, "update-ref", store.pin_ref(pin), pin)  # qola's own: not the user's alone
+    git(nested, "update-ref", store.pin_ref(added), added)
+    assert git(lib, "status", "--porcelain") == ""
+    pinned_by_qola.set_pin(upstream.lib_v2, pin)
+    return pinned_by_qola
+
+
+@pytest.mark.parametrize("content", [UNTRACKED, "added upstream\n"])
+def test_a_kill_before_a_nested_checkout_leaves_nothing_in_its_way(
+    content, wrapper, nested_one_behind, tmp_path, run_qola
+):
+    """Killed before git's checkout of the nested submodule, the file it writes at a path
+    the new gitlink adds there (or one of the user's) would make every later checkout
+    refuse: the next run saves one that is not the gitlink's own, and clears it."""
+    project = nested_one_behind
+    calls = calls_of(wrapper, project.root, tmp_path / "counting" / "project", "checkout")
+    at = nth_call(calls, "checkout -q --detach", 2)
+    killed, paused = gitpause.run_until(wrapper, at, "checkout", "-m", str(project.manifest))
+    assert killed and "checkout -q --detach" in paused
+    mine = project.nested / "added.txt"
+    mine.write_text(content)
+    rerun = run_qola("checkout", "-m", str(project.manifest))
+    assert rerun.exit_code == 0, rerun.stderr
+    assert mine.read_text() == "added upstream\n"
+    assert git(project.nested, "status", "--porcelain") == ""
+    prefix = store.backup_prefix("lib") + "extern/nested/"
+    saved = backups_holding(project.nested, prefix, "added.txt", content)
+    assert len(saved) == (1 if content == UNTRACKED else 0)
+    if saved:
+        assert saved[0].endswith("-in-the-way")
+        assert f"restore with: git -C {project.nested} restore --source={saved[0]}" in (
+            rerun.stderr
+        )

@@ -234,15 +234,24 @@ def _remove_nested(p, u):
     p.nested.mkdir()
 
 
+def _remove_index(p, u):
+    (p.lib / ".git" / "index").unlink()  # `rm .git/index`, the usual cure for a corrupt one
+
+
+def _remove_nested_index(p, u):
+    (p.lib / ".git" / "modules" / "extern" / "nested" / "index").unlink()
+
+
 def _branch_checkout(p, u):
     git(p.lib, "checkout", "-q", "-B", "work")  # at the pin, but on a branch now
 
 
 @pytest.mark.parametrize(
     "change",
-    [_move_lib, _move_nested, _repin, _add_patches, _remove_nested],
+    [_move_lib, _move_nested, _repin, _add_patches, _remove_nested, _remove_index,
+     _remove_nested_index],
     ids=["dependency-moved", "nested-moved", "manifest-repinned", "patches-added",
-         "nested-emptied"],
+         "nested-emptied", "index-removed", "nested-index-removed"],
 )  # fmt: skip
 def test_a_stamp_never_answers_for_a_changed_tree(pinned_clean, upstream, change):
     assert not declined(["checkout"], pinned_clean.root)  # answered, and stamped

@@ -239,6 +239,44 @@ def test_second_checkout_with_a_warm_cache_fetches_nothing_nested_included(
     assert_git_agrees(second, deep)
 
 
+def _stage(root: Path, sha: str, deep: Deep) -> None:
+    git(root, "add", "3rdparty/top")
+
+
+def _commit(root: Path, sha: str, deep: Deep) -> None:
+    git(root, "add", "3rdparty/top")
+    git(root, "commit", "-q", "-m", "use my fix")
+
+
+def _pin_in_a_commit_then_back(root: Path, sha: str, deep: Deep) -> None:
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(deep.top_v1, sha))
+    git(root, "commit", "-q", "-am", "pin my fix")
+    manifest.write_text(manifest.read_text().replace(sha, deep.top_v1))
+
+
+@pytest.mark.parametrize(
+    "record", [_stage, _commit, _pin_in_a_commit_then_back],
+    ids=["gitlink-staged", "gitlink-committed", "pinned-in-head"],
+)  # fmt: skip
+def test_local_commit_the_root_records_is_still_local_work(te_fresh, deep, run_qola, record):
+    """A fix committed in the dependency and recorded by the root (the usual way to work on
+    a submodule) exists only in this repository: moving away from it refuses."""
+    assert run_qola("checkout", cwd=te_fresh).exit_code == 0
+    top = te_fresh / "3rdparty" / "top"
+    sha = commit_file(top, "fix.txt", "my fix\n", "my fix, not pushed")
+    record(te_fresh, sha, deep)
+    before = snapshot(te_fresh)
+    res = run_qola("checkout", cwd=te_fresh)
+    assert res.exit_code == 4, res.stderr
+    assert f"  commit on no branch: 3rdparty/top: {sha[:7]} my fix, not pushed\n" in res.stderr
+    assert f"  git -C {top} branch keep-{sha[:7]} {sha}  # the commits in 3rdparty/top\n" in (
+        res.stderr
+    )
+    assert snapshot(te_fresh) == before
+    assert head(top) == sha
+
+
 def test_local_commit_in_a_nested_submodule_of_a_nested_submodule_refuses(
     te_fresh: Path, deep: Deep, run_qola
 ):

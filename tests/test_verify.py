@@ -111,6 +111,29 @@ def _nested_deinit(p, u):
     git(p.lib, "submodule", "deinit", "-q", "--force", "extern/nested")
 
 
+def _nested_deinit_gitfile_put_back(p, u):
+    """git counts it de-initialised (`submodule status`: -) though its .git file is back."""
+    gitfile = (p.nested / ".git").read_text()
+    _nested_deinit(p, u)
+    (p.nested / ".git").write_text(gitfile)
+
+
+def _nested_config_removed(p, u):
+    git(p.lib, "config", "--remove-section", "submodule.extern/nested")
+
+
+def _nested_active_by_pathspec(*specs: str):
+    """The nested submodule active through `submodule.active` pathspecs alone (what
+    `git clone --recurse-submodules` writes: `.`), not submodule.<name>.active."""
+
+    def mutate(p, u):
+        git(p.lib, "config", "--unset-all", "submodule.extern/nested.active", check=False)
+        for spec in specs:
+            git(p.lib, "config", "--add", "submodule.active", spec)
+
+    return mutate
+
+
 def _nested_local_commit(p, u):
     commit_file(p.nested, "x.txt", "x\n", "nested local commit")
 
@@ -190,7 +213,15 @@ MUTATIONS = {
     "nested-modified": (_nested_modified, "dirty", ()),
     "nested-moved": (_nested_moved, "submodule", ()),
     "nested-deinit": (_nested_deinit, "submodule", ()),
+    "nested-deinit-gitfile-put-back": (_nested_deinit_gitfile_put_back, "submodule", ()),
+    "nested-not-initialised-in-config": (_nested_config_removed, "submodule", ()),
     "nested-local-commit": (_nested_local_commit, "submodule", ()),
+    "nested-not-in-submodule-active": (_nested_active_by_pathspec("other"), "submodule", ()),
+    "nested-excluded-by-submodule-active": (
+        _nested_active_by_pathspec(".", ":(exclude)extern"),
+        "submodule",
+        (),
+    ),
     "extra-local-commit": (_extra_local_commit, "wrong-commit", ()),
     "other-commit-detached": (_other_commit_detached, "wrong-commit", ()),
     "branch-at-other-commit": (_branch_at_other_commit, "wrong-commit", ()),
@@ -239,6 +270,8 @@ UNTOUCHED = {
     ),
     "touched-same-content": lambda p, u: (p.lib / "lib.txt").write_text("lib v2\n"),
     "gc-and-repack": lambda p, u: git(p.lib, "gc", "-q"),
+    "nested-active-by-submodule-active-dot": _nested_active_by_pathspec("."),
+    "nested-active-by-submodule-active-glob": _nested_active_by_pathspec("ext*"),
 }
 
 
