@@ -24,7 +24,7 @@ from qola import (
     store,
 )
 from qola.errors import GitError, RefusedError, UsageError
-from qola.git import Runner
+from qola.git import Runner, check_writable
 from qola.manifest import Dep
 from qola.observe import (
     LocalWork,
@@ -501,6 +501,9 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
     moving = [sub for sub in nested if plan.move_head or _overlaps_any(sub, plan.moving_submodules)]
     repos = [("", plan.state.worktree)] if plan.move_head else []
     repos += [(sub, plan.state.worktree / sub) for sub in moving]
+    for _, tree in repos:  # a repository git must not write in stops the step before any
+        if gitfiles.git_dir(tree) is not None:  # other is touched (stash refreshes indexes)
+            check_writable(tree, dep.name)
     saved_trees = []
     for sub, tree in reversed(repos):  # parents come before their nested submodules
         if gitfiles.git_dir(tree) is None:

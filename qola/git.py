@@ -208,6 +208,12 @@ _READ_ONLY = frozenset({"cat-file", "describe", "diff-tree", "for-each-ref", "lo
 _READ_ONLY_WITHOUT_LOCKS = frozenset({"status", "diff"})
 
 
+def check_writable(cwd: Path, subject: str | None = None) -> None:
+    """Raise UnsafeRepositoryError where git must not write in the repository at cwd: for
+    a step over several repositories, asked of each before the first one is touched."""
+    _check_writes(cwd, ("update-index",), subject)
+
+
 def _check_writes(cwd: Path, args: tuple[str, ...], subject: str | None) -> None:
     """Run nothing that writes where a link planted in the repository at cwd leads (qola's
     rule for git's writes, in qola/store.py): UnsafeRepositoryError instead."""

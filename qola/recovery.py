@@ -58,7 +58,7 @@ from pathlib import Path
 
 from qola import gitfiles, leftovers, store
 from qola.errors import GitError
-from qola.git import Runner
+from qola.git import Runner, check_writable
 from qola.manifest import Dep
 from qola.observe import index_gitlinks
 from qola.queries import has_commit, head_sha
@@ -247,6 +247,8 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
     Every one is saved before any is reset, the deepest first (repos lists parents
     before their nested submodules).
     """
+    for _, tree in repos:  # one git must not write in stops repair before any is touched
+        check_writable(tree, dep.name)
     notes = []
     saved_trees = []
     for nested, tree in reversed(repos):
