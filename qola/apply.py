@@ -34,6 +34,7 @@ from qola.observe import (
 )
 from qola.patches import Series
 from qola.plan import Options, Plan
+from qola.plural import count
 from qola.queries import has_commit, head_sha
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -130,11 +131,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
 def _label(commit: str, series: Series | None) -> str:
     if series is None:
         return commit[:12]
-    return f"{commit[:12]} + {_patches(len(series.patches))}"
-
-
-def _patches(count: int) -> str:
-    return f"{count} patch" if count == 1 else f"{count} patches"
+    return f"{commit[:12]} + {count(len(series.patches), 'patch', 'patches')}"
 
 
 def _build(
@@ -145,11 +142,12 @@ def _build(
     applied = patches.remembered(gitdir, series, base) if gitdir else None
     if applied is None:
         where = f" in {series.repo}" if series.repo else ""
-        console.step("applying", f"{_patches(len(series.patches))}{where}")
+        console.step("applying", f"{count(len(series.patches), 'patch', 'patches')}{where}")
         applied = patches.build(runner, worktree, base, series, dep.name, scratch=False)
         if gitdir is not None:
             patches.remember(gitdir, series, applied)
-        outcome.notes.append(f"applied {_patches(len(series.patches))}{where}: {applied.head[:12]}")
+        applied_count = count(len(series.patches), "patch", "patches")
+        outcome.notes.append(f"applied {applied_count}{where}: {applied.head[:12]}")
         outcome.did.append("patched")
     return applied.head
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from qola import gitfiles, history, queries
 from qola.errors import GitError, QolaError, UsageError
 from qola.manifest import Dep, Manifest
+from qola.plural import count
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -37,8 +38,8 @@ class Limit:
 
     def describe(self) -> str:
         if self.days is not None:
-            return f"more than {self.days} days behind"
-        return f"more than {self.commits} commits behind"
+            return f"more than {count(self.days, 'day')} behind"
+        return f"more than {count(self.commits or 0, 'commit')} behind"
 
 
 def parse_limit(text: str) -> Limit:

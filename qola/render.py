@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qola.observe import SubmoduleState
+from qola.plural import count
 from qola.verify import OVERRIDDEN, DepReport, Problem, Report
 
 if TYPE_CHECKING:
@@ -28,11 +29,6 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def _plain(text: str, style: str) -> str:
     return text
-
-
-def count(number: int, one: str, many: str) -> str:
-    """`1 dependency`, `2 dependencies`."""
-    return f"{number} {one if number == 1 else many}"
 
 
 def text(report: Report, paint: Paint = _plain) -> str:

@@ -22,6 +22,7 @@ from qola.observe import (
     submodule_states,
 )
 from qola.patches import Series, SeriesError
+from qola.plural import count
 from qola.queries import head_sha
 from qola.repoconfig import UnsafeConfigError
 
@@ -184,7 +185,7 @@ def _check_one(
         if problem is not None:
             problems.insert(0, problem)
     if not at_target and problem is None:
-        series = f" + {len(top.patches)} patch(es)" if top else ""
+        series = f" + {count(len(top.patches), 'patch', 'patches')}" if top else ""
         problems.insert(
             0,
             Problem(
@@ -254,7 +255,7 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
             return []
         if problem is not None:
             return [replace(problem, message=f"{sub.path}: {problem.message}", path=sub.path)]
-    patched = f" + {len(series.patches)} patch(es)" if series else ""
+    patched = f" + {count(len(series.patches), 'patch', 'patches')}" if series else ""
     return [
         Problem(
             SUBMODULE,

@@ -83,7 +83,7 @@ def test_diff_verbose_fetches_nothing_into_a_partial_clone_of_the_dependency(
     before = snapshot(moved_forward.root)
     res = diff(run_qola, moved_forward, "-v")
     assert res.exit_code == 0, res.stderr
-    assert "  1 file changed, 1 insertions(+), 1 deletions(-)\n" in res.stdout
+    assert "  1 file changed, 1 insertion(+), 1 deletion(-)\n" in res.stdout  # as git says it
     assert snapshot(moved_forward.root) == before
 
 
@@ -131,7 +131,7 @@ def test_diff_verbose_adds_the_stat_and_the_nested_submodule_move(
     assert res.stdout == (
         f"lib {upstream.lib_v1[:7]}..{upstream.lib_v2[:7]} (1 commit)\n"
         f"  {upstream.lib_v2[:7]} lib v2, nested v2 (qola tests, 2024-01-01)\n"
-        "  2 files changed, 2 insertions(+), 1 deletions(-)\n"
+        "  2 files changed, 2 insertions(+), 1 deletion(-)\n"
         f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
     )
 

@@ -74,7 +74,7 @@ def test_outdated_fail_if_behind_commits_or_days(make_project, run_qola, limit, 
     assert res.exit_code == code
     if code:
         what = "0 commits" if limit == "0" else "30 days"
-        assert res.stderr == f"qola: 1 of 1 are more than {what} behind: lib\n"
+        assert res.stderr == f"qola: 1 of 1 dependency is more than {what} behind: lib\n"
     else:
         assert res.stderr == ""
 
@@ -168,3 +168,15 @@ def test_outdated_group_selects(make_project, upstream, run_qola):
     )
     res = outdated(run_qola, make_project(extra=other), "--group", "fa")
     assert [line.split()[0] for line in res.stdout.splitlines()] == ["NAME", "lib"]
+
+
+@pytest.mark.parametrize(
+    ("limit", "said"),
+    [("0", "more than 0 commits behind"), ("1", "more than 1 commit behind"),
+     ("2", "more than 2 commits behind"), ("1d", "more than 1 day behind"),
+     ("30d", "more than 30 days behind")],
+)  # fmt: skip
+def test_outdated_limit_counts_its_commits_and_days_in_words_that_agree(limit, said):
+    from qola.lag import parse_limit
+
+    assert parse_limit(limit).describe() == said

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from qola import console
 from qola.errors import EXIT_GIT
+from qola.plural import count
 from qola.session import Common, finite, session
 
 if TYPE_CHECKING:
     from qola.changes import Change, Diff
+    from qola.history import Stat
     from qola.queries import Commit
 
 FORMATS = ("text", "json", "markdown")
@@ -84,10 +86,7 @@ def _text_change(change: Change, verbose: bool) -> list[str]:
         lines.append(f"  dropped: ... and {len(found.dropped) - len(dropped)} more")
     if found.stat is not None:
         stat = found.stat
-        lines.append(
-            f"  {_plural(stat.files, 'file')} changed, {stat.insertions} insertions(+), "
-            f"{stat.deletions} deletions(-)"
-        )
+        lines.append(f"  {_shortstat(stat)}")
         lines.extend(f"  submodule {p}: {_short(a)}..{_short(b)}" for p, a, b in stat.submodules)
     return lines
 
@@ -213,9 +212,7 @@ def _markdown_details(change: Change) -> list[str]:
         if len(listed) > MARKDOWN_LOG:
             out.append(f"- {label}… and {len(listed) - MARKDOWN_LOG} more")
     if found.stat is not None:
-        stat = found.stat
-        out += ["", f"{_plural(stat.files, 'file')} changed, {stat.insertions} insertions(+), "
-                    f"{stat.deletions} deletions(-)"]  # fmt: skip
+        out += ["", _shortstat(found.stat)]
     out += ["", "</details>"]
     return out
 
@@ -279,8 +276,14 @@ def _commit_json(commit: Commit) -> dict[str, Any]:
 # ------------------------------------------------------------------------ helpers
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+def _plural(number: int, word: str) -> str:
+    return count(number, word)
+
+
+def _shortstat(stat: Stat) -> str:
+    """As `git diff --shortstat` says it: `1 file changed, 2 insertions(+), 1 deletion(-)`."""
+    return (f"{count(stat.files, 'file')} changed, {count(stat.insertions, 'insertion')}(+), "
+            f"{count(stat.deletions, 'deletion')}(-)")  # fmt: skip
 
 
 def _day(seconds: int) -> str:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from qola import console
 from qola.errors import EXIT_GIT, EXIT_MISMATCH
+from qola.plural import count, verb
 from qola.session import Common, finite, session
 
 if TYPE_CHECKING:
@@ -41,7 +42,9 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
             console.message(item.error.render())
         if over and limit is not None:
             names = ", ".join(item.dep.name for item in over)
-            console.message(f"qola: {len(over)} of {len(lags)} are {limit.describe()}: {names}")
+            total = count(len(lags), "dependency", "dependencies")
+            console.message(f"qola: {len(over)} of {total} {verb(len(over), 'is', 'are')} "
+                            f"{limit.describe()}: {names}")  # fmt: skip
         return code
 
 
@@ -63,7 +66,8 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
         elif item.on_track is False:
             notes.append(
                 f"{item.dep.name}: the pin is not in the history of {item.follows}; "
-                f"{behind} of its commits are missing from the pin"
+                f"{behind} of its commits {verb(item.behind or 0, 'is', 'are')} missing "
+                "from the pin"
             )
         elif found is not None and not found.known:
             notes.append(f"{item.dep.name}: the pin {item.dep.commit[:12]} is not upstream")
