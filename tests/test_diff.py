@@ -181,6 +181,41 @@ def test_diff_legacy_form_with_an_abbreviated_pin_at_the_revision(tmp_path, upst
     )
 
 
+@pytest.mark.parametrize("checked_out", [False, True], ids=["absent", "checked-out"])
+def test_diff_of_an_unchanged_abbreviated_pin_reports_no_change(
+    tmp_path, upstream, run_qola, checked_out
+):
+    """Both sides are expanded before they are compared: the same commit, spelled short,
+    is no move (absent, as in the pull-request recipe: no fetch of a short SHA either)."""
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v2,
+                               written=upstream.lib_v2[:10])  # fmt: skip
+    manifest = root / "qola.toml"
+    if checked_out:
+        assert run_qola("checkout", "-q", "-m", str(manifest)).exit_code == 0
+    before = snapshot(root)
+    res = run_qola("diff", "-m", str(manifest))
+    assert (res.exit_code, res.stdout) == (0, "no pin changed since HEAD\n"), res.stderr
+    data = json.loads(run_qola("diff", "--format", "json", "-m", str(manifest)).stdout)
+    assert (data["changes"], data["unchanged"]) == ([], ["lib"])
+    assert snapshot(root) == before
+
+
+def test_diff_of_a_moved_abbreviated_pin_names_both_commits_in_full(
+    tmp_path, upstream, run_qola
+):
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v2,
+                               written=upstream.lib_v2[:10])  # fmt: skip
+    git(root, "update-index", "--cacheinfo", f"160000,{upstream.lib_tip},3rdparty/lib")
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(upstream.lib_v2[:10], upstream.lib_tip[:10]))
+    res = run_qola("diff", "--format", "json", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    [change] = json.loads(res.stdout)["changes"]
+    assert (change["change"], change["old"], change["new"]) == (
+        "moved", upstream.lib_v2, upstream.lib_tip
+    )
+
+
 def test_diff_against_a_branch(moved_forward, upstream, run_qola):
     git(moved_forward.root, "branch", "dev")
     git(moved_forward.root, "commit", "-q", "-am", "bump lib")

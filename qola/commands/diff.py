@@ -29,7 +29,8 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> int:
 
     with session(common) as sess:
         sess.runner.timeout = finite(fetch_timeout)
-        found = changes.compare(sess.manifest, common.root, sess.runner, rev, common.verbose)
+        found = changes.compare(sess.manifest, sess.deps, common.root, sess.runner, rev,
+                                common.verbose)  # fmt: skip
         if fmt == "json":
             console.result(as_json(found), end="")
         elif fmt == "markdown":
