@@ -56,7 +56,16 @@ class EnvironmentValueError(click.ClickException):
 
 
 class Option(click.Option):
-    """A click option whose bad environment value names the variable, not the flag."""
+    """A click option whose bad environment value names the variable, not the flag, and
+    whose environment variable is not read at all when the option was given before the
+    command's name (`qola -m a.toml checkout` with QOLA_MANIFEST set): the command line
+    wins over the environment on either side of the name, so a value there that nothing
+    uses must not fail the command."""
+
+    def resolve_envvar_value(self, ctx: click.Context) -> str | None:
+        if self.name is not None and _given_before_the_command(ctx, self.name):
+            return None
+        return super().resolve_envvar_value(ctx)
 
     def handle_parse_result(
         self, ctx: click.Context, opts: Any, args: list[str]
@@ -152,6 +161,14 @@ def _before_the_command(ctx: click.Context, name: str) -> Any:
     """The value of a common option given before the command's name, if it was."""
     parent = ctx.parent
     return parent.params.get(name) if parent is not None else None
+
+
+def _given_before_the_command(ctx: click.Context, name: str) -> bool:
+    """True when the option `name` was typed before the command's name."""
+    parent = ctx.parent
+    if parent is None or name not in parent.params:
+        return False
+    return parent.get_parameter_source(name) is ParameterSource.COMMANDLINE
 
 
 def common_from(

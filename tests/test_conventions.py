@@ -57,6 +57,35 @@ def test_noop_and_click_read_each_checkout_option_alike(spec):
             assert click_takes, (spec.dest, value)
 
 
+# A value each parser refuses from the environment, by kind (relative to the root).
+_REFUSED = {"file": ".", "folder": "qola.toml", "choice": "bogus"}
+
+
+@pytest.mark.parametrize("side", ["before", "after"])
+@pytest.mark.parametrize("spec", [s for s in options.COMMON if s.envvar], ids=lambda s: s.dest)
+def test_noop_and_click_let_an_option_on_either_side_beat_a_bad_environment_value(
+    spec, side, pinned_by_qola, run_qola, monkeypatch, capsys
+):
+    """The command line wins over the environment, before the command's name as after
+    it: the environment's value is then not read at all, by either parser."""
+    root = pinned_by_qola.root
+    good = {"manifest": str(pinned_by_qola.manifest), "root": str(root),
+            "safe_directory": "scoped"}[spec.dest]  # fmt: skip
+    given = [spec.flags[-1], good]
+    argv = [*given, "checkout"] if side == "before" else ["checkout", *given]
+    env = {spec.envvar: _REFUSED[spec.kind]}
+    full = run_qola(*argv, cwd=root, env=env)
+    assert (full.exit_code, full.stderr) == (0, ""), full.stderr
+    also = [*given, "verify"] if side == "before" else ["verify", *given]
+    assert run_qola(*also, cwd=root, env=env).exit_code == 0  # not only checkout
+    monkeypatch.setenv(spec.envvar, _REFUSED[spec.kind])
+    capsys.readouterr()
+    assert not declined(argv, root)
+    assert capsys.readouterr().out == full.stdout
+    alone = run_qola("checkout", cwd=root, env=env)  # nothing on the command line: refused
+    assert alone.exit_code == 2 and alone.stderr.startswith(f"qola: {spec.envvar}: ")
+
+
 @pytest.mark.parametrize("spec", options.COMMON, ids=lambda s: s.dest)
 def test_common_options_are_accepted_before_the_command(spec):
     group = _click_options(cli)
