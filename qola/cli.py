@@ -549,8 +549,8 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> None:
 @click.option(
     "--fail-if-behind",
     metavar="N|Nd",
-    help="Exit 1 when a pin is more than N commits behind (10), or when the oldest commit "
-    "it lacks is more than N days old (30d).",
+    help="Exit 1 when a pin is more than N commits behind (10), or when the oldest change "
+    "it lacks landed on what it follows more than N days ago (30d).",
 )
 @fetch_timeout_option
 @handle_errors
@@ -559,8 +559,9 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
 
     For each dependency: its track (else the remote's default branch), the tip there,
     how many commits the pin lacks and for how many days the oldest of them has
-    waited. Fetches commits only, into a temporary repository, back to the pin's date
-    where it can; never touches the dependencies. -v lists the commits.
+    waited since it landed there (on the tip's first-parent line). Fetches commits
+    only, into a temporary repository, back to the pin's date where it can; never
+    touches the dependencies. -v lists the commits.
     """
     from qola.commands.outdated import outdated as command
 
