@@ -21,6 +21,7 @@ from qola import (
     nested,
     patches,
     recovery,
+    safetext,
     store,
 )
 from qola.errors import GitError, RefusedError, UsageError
@@ -457,12 +458,14 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     lines += [f"  commit on no branch: {item}" for item in work.unsaved]
     lines.append("nothing was changed; to keep that work, save it first:")
     for label, tree in work.dirty_trees.items():
-        lines.append(f"  git -C {tree} stash push -m 'before qola'  # the changes in {label}")
+        where, label = safetext.shell_word(str(tree)), safetext.line(label)
+        lines.append(f"  git -C {where} stash push -m 'before qola'  # the changes in {label}")
     newest: dict[str, tuple[Path, str]] = {}
     for label, tree, sha in work.commits:
         newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
     for label, (tree, sha) in newest.items():
-        lines.append(f"  git -C {tree} branch keep-{sha[:7]} {sha}  # the commits in {label}")
+        where, label = safetext.shell_word(str(tree)), safetext.line(label)
+        lines.append(f"  git -C {where} branch keep-{sha[:7]} {sha}  # the commits in {label}")
     backups = store.backup_prefix(dep.name)
     if cmake_env.binary_dir() is None:
         hint = f"then run qola again; or run it with --force to save all of it under {backups} "

@@ -1,7 +1,10 @@
 """The one place that knows about terminals: results, messages, verbosity, colour, progress.
 
 stdout carries results; notes, warnings, errors and progress go to stderr.
-Commands never import click (only cli.py does); they write through here.
+Commands never import click (only cli.py does); they write through here, and
+everything written here passes safetext.for_log on its way out: other people's text
+in it (made readable where it was put in, qola/safetext.py) can never move the
+cursor, retitle the terminal or start a line a CI runner takes as a command.
 
 Progress is git's own: the long git commands run with --progress and qola/git.py
 hands each line git writes to the Activity of the dependency being worked on
@@ -24,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from qola import colour
+from qola import colour, safetext
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 HEARTBEAT = 10.0  # seconds of silence after which a running step says where it is
@@ -59,11 +62,12 @@ def is_verbose() -> bool:
     return _level == VERBOSE
 
 
-def result(text: str = "", end: str = "\n") -> None:
-    """A line of the command's result (stdout)."""
+def result(text: str = "", end: str = "\n", commands: bool = False) -> None:
+    """A line of the command's result (stdout). commands: the text is GitHub workflow
+    commands of qola's own, which keep their `::` (safetext.for_log)."""
     with _lock:
         _board.hide()
-        sys.stdout.write(text + end)
+        sys.stdout.write(safetext.for_log(text + end, commands))
         sys.stdout.flush()
         _board.show()
 
@@ -72,7 +76,7 @@ def message(text: str) -> None:
     """An error, or a line for people that always shows (stderr)."""
     with _lock:
         _board.hide()
-        sys.stderr.write(text + "\n")
+        sys.stderr.write(safetext.for_log(text + "\n"))
         sys.stderr.flush()
         _board.show()
 
@@ -197,14 +201,14 @@ class Activity:
         elif self.detail:
             parts.append(self.detail)
         parts.append(f"{now - self.started:.0f} s")
-        return ", ".join(parts)
+        return safetext.line(", ".join(parts))
 
     def line(self, now: float, width: int) -> str:
         """The activity's line on the board."""
         elapsed = now - self.started
-        text = f"{self.name}: {self.what}{' ' + self.about if self.about else ''}"
+        text = safetext.line(f"{self.name}: {self.what}{' ' + self.about if self.about else ''}")
         if self.detail:
-            text += f"  {self.detail}"
+            text += f"  {safetext.line(self.detail)}"
         if elapsed >= 1:
             text += f"  {elapsed:.0f} s"
         return text if len(text) < width else text[: max(width - 2, 1)] + "…"

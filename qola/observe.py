@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitconfig, gitfiles, modules, names, patches, stamp
+from qola import gitconfig, gitfiles, modules, names, patches, safetext, stamp
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
 
@@ -355,7 +355,7 @@ def observe_local_work(
     half_made = {s.path for s in nested if s.half_made}
     for path, kind, repo in _modified(runner, state.worktree, state.dep.name, "", half_made):
         if head_moves or any(_overlaps(path, m) for m in moving):
-            work.dirty.append(f"{state.dep.path}/{path} ({kind})")
+            work.dirty.append(f"{safetext.path(f'{state.dep.path}/{path}')} ({kind})")
             label = f"{state.dep.path}/{repo}" if repo else state.dep.path
             work.dirty_trees.setdefault(label, state.worktree / repo)
     if head_moves and state.head is not None:

@@ -7,11 +7,11 @@ terminal); the machine formats never take one.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qola import safetext
 from qola.observe import SubmoduleState
 from qola.plural import count
 from qola.verify import OVERRIDDEN, DepReport, Problem, Report
@@ -57,7 +57,7 @@ def as_json(report: Report) -> str:
     }
     if report.checked:
         document["checked"] = report.checked
-    return json.dumps(document, indent=2) + "\n"
+    return safetext.json_document(document) + "\n"
 
 
 def _dep_json(dep: DepReport) -> dict[str, Any]:
@@ -191,9 +191,10 @@ def job_summary(report: Report, manifest_name: str) -> str:
 
 
 def _markdown(text: str) -> str:
-    """text safe in a Markdown table cell: no pipes, newlines or HTML."""
-    escaped = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-    return escaped.replace("\r", " ").replace("\n", " ")
+    """text safe in a Markdown table cell: no markup, line break, mention or link."""
+    from qola import markdown
+
+    return markdown.text(text)
 
 
 def _annotation(dep: DepReport, problem: Problem, manifest_name: str) -> str:
@@ -234,7 +235,7 @@ def summary(report: Report) -> str:
 def _document(command: str, manifest: Manifest, body: dict[str, Any]) -> str:
     document = {"schema": JSON_SCHEMA, "command": command, "manifest": str(manifest.path),
                 "root": str(manifest.root), **body}  # fmt: skip
-    return json.dumps(document, indent=2) + "\n"
+    return safetext.json_document(document) + "\n"
 
 
 def status_json(report: Report) -> str:

@@ -359,3 +359,38 @@ def test_markdown_does_not_link_other_hosts():
     assert markdown.commit_link("https://gitlab.com/a/b.git", "d32b0cb62e", "d32b0cb") == (
         "`d32b0cb`"
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("&commat;octocat", "\\&commat;octocat"),
+        ("&commat;ROCm/security-team", "\\&commat;ROCm/security-team"),
+        ("&num;1 and &#64;bob", "\\&num;1 and \\&\\#\u200b64;bob"),
+        ("fixes GH-1, gh-22", "fixes GH-\u200b1, gh-\u200b22"),
+        ("see https://evil.example/login", "see https://\u200bevil.example/login"),
+        ("see www.evil.example", "see www.\u200bevil.example"),
+        ("bell\x07 \x1b[8mhidden", "bell\\\\a \\\\033\\[8mhidden"),
+    ],
+    ids=["entity-mention", "entity-team", "entity-issue", "gh-n", "url", "www", "controls"],
+)
+def test_markdown_text_leaves_no_way_to_mention_link_or_control(written, shown):
+    assert markdown.text(written) == shown
+
+
+def test_diff_markdown_says_a_moved_pin_now_comes_from_another_repository_and_folder(
+    make_project, upstream, tmp_path, run_qola
+):
+    fork = tmp_path / "fork"
+    git(tmp_path, "clone", "-q", str(upstream.lib), str(fork))
+    project = make_project()
+    text = project.manifest.read_text().replace(upstream.lib_v2, upstream.lib_tip)
+    text = text.replace(f'url = "{upstream.lib}"', f'url = "{fork}"')
+    project.manifest.write_text(text.replace("3rdparty/lib", "3rdparty/lib2"))
+    res = diff(run_qola, project, "--format", "markdown")
+    assert res.exit_code == 0, res.stderr
+    [row] = [line for line in res.stdout.splitlines() if line.startswith("| `lib` |")]
+    where = markdown.text(
+        f"from {fork} (was {upstream.lib}), in 3rdparty/lib2 (was 3rdparty/lib)"
+    )
+    assert f"| forward; ⚠️ {where} |" in row

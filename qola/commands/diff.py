@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
+import html
 import time
 from typing import TYPE_CHECKING, Any
 
-from qola import console
+from qola import console, safetext
 from qola.errors import EXIT_GIT
 from qola.plural import count
 from qola.session import Common, finite, session
@@ -172,15 +172,20 @@ def _markdown_row(change: Change) -> str:
 
 
 def _markdown_kind(change: Change) -> str:
+    """The change as a reviewer must see it: a pin that now comes from another
+    repository or goes to another folder says so, whatever else it does."""
     from qola import markdown as md
     from qola.changes import MOVED
 
-    found = change.comparison
-    if change.kind != MOVED:
-        word = change.kind
-        if change.before and change.after:
-            word += ": " + md.text(_where(change))
+    word = _markdown_move(change) if change.kind == MOVED else change.kind
+    where = _where(change) if change.before and change.after else ""
+    if not where:
         return word
+    return f"{word}: {md.text(where)}" if change.kind != MOVED else f"{word}; ⚠️ {md.text(where)}"
+
+
+def _markdown_move(change: Change) -> str:
+    found = change.comparison
     if change.error is not None:
         return "moved (history not fetched)"
     if found is None or not found.known:
@@ -199,7 +204,7 @@ def _markdown_details(change: Change) -> list[str]:
     if found is None or not (found.added or found.dropped):
         return []
     dep = change.dep
-    title = f"<code>{dep.name}</code>: {_plural(len(found.added), 'commit')}"
+    title = f"<code>{html.escape(dep.name)}</code>: {_plural(len(found.added), 'commit')}"
     if found.dropped:
         title += f", {len(found.dropped)} dropped"
     out = ["", f"<details><summary>{title}</summary>", ""]
@@ -233,7 +238,7 @@ def as_json(found: Diff) -> str:
         "changes": [_change_json(change) for change in found.changes],
         "unchanged": list(found.unchanged),
     }
-    return json.dumps(document, indent=2) + "\n"
+    return safetext.json_document(document) + "\n"
 
 
 def _change_json(change: Change) -> dict[str, Any]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qola import console
+from qola import console, safetext
 from qola.errors import EXIT_GIT, EXIT_MISMATCH
 from qola.plural import count, verb
 from qola.session import Common, finite, session
@@ -97,7 +96,7 @@ def as_json(
         "limit": None if limit is None else {"commits": limit.commits, "days": limit.days},
         "deps": [_lag_json(item, limit, now) for item in lags],
     }
-    return json.dumps(document, indent=2)
+    return safetext.json_document(document)
 
 
 def _lag_json(item: Lag, limit: Limit | None, now: float) -> dict[str, Any]:
