@@ -50,9 +50,10 @@ def as_json(report: Report) -> str:
     """The versioned JSON document of DESIGN §6."""
     document = {
         "schema": JSON_SCHEMA,
-        "ok": report.ok,
+        "command": "verify",
         "manifest": str(report.manifest.path),
         "root": str(report.manifest.root),
+        "ok": report.ok,
         "deps": [_dep_json(d) for d in report.deps],
     }
     if report.checked:

@@ -230,6 +230,7 @@ def as_json(found: Diff) -> str:
     """The versioned JSON document (docs/workflow.md)."""
     document = {
         "schema": JSON_SCHEMA,
+        "command": "diff",
         "manifest": str(found.manifest.path),
         "root": str(found.manifest.root),
         "rev": found.rev,

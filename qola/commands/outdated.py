@@ -90,9 +90,10 @@ def as_json(
     """The versioned JSON document (docs/workflow.md)."""
     document = {
         "schema": JSON_SCHEMA,
-        "ok": code == 0,
+        "command": "outdated",
         "manifest": str(manifest),
         "root": str(root),
+        "ok": code == 0,
         "limit": None if limit is None else {"commits": limit.commits, "days": limit.days},
         "deps": [_lag_json(item, limit, now) for item in lags],
     }
