@@ -108,7 +108,10 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
              progress=True)  # fmt: skip
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         nested.remember(runner, state.worktree, target, dep.name)
-        outcome.actions.append(f"checked out {_label(dep.commit, state.series.get(''))}")
+        # The line it ends names the pin already (`lib 3rdparty/lib d32b0cb62ecc ...`).
+        series = state.series.get("")
+        patched = f" + {count(len(series.patches), 'patch', 'patches')}" if series else ""
+        outcome.actions.append(f"checked out{patched}")
         outcome.did.append("moved")
     if plan.initialise:
         _initialise_in_root(runner, state.worktree, dep, outcome)
@@ -127,12 +130,6 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         _patch_nested(runner, state.worktree, dep, state.series, outcome)
     recovery.end(state.worktree)
     return outcome
-
-
-def _label(commit: str, series: Series | None) -> str:
-    if series is None:
-        return commit[:12]
-    return f"{commit[:12]} + {count(len(series.patches), 'patch', 'patches')}"
 
 
 def _build(
@@ -302,7 +299,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         shutil.rmtree(temp, ignore_errors=True)
         _remove_empty(created)  # a failed first clone leaves no empty 3rdparty/ behind
         raise
-    outcome.actions.append(f"cloned {dep.url} at {dep.commit[:12]}")
+    outcome.actions.append(f"cloned {dep.url}")
     outcome.did.insert(0, "cloned")
     if plan.initialise or dep.submodule_name is not None:
         _initialise_in_root(runner, target, dep, outcome)

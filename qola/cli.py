@@ -18,7 +18,7 @@ import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -28,6 +28,9 @@ from qola import __version__, console, options
 from qola.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
 from qola.options import Spec
 from qola.session import Common
+
+if TYPE_CHECKING:
+    from qola.manifest import Manifest
 
 EXIT_CODES = """\b
 Exit codes:
@@ -77,7 +80,13 @@ class Option(click.Option):
             source = self.consume_value(ctx, opts)[1]
             if source is ParameterSource.ENVIRONMENT and isinstance(self.envvar, str):
                 flag = max(self.opts, key=len)
-                raise EnvironmentValueError(self.envvar, error.message, flag) from None
+                problem = error.message
+                if self.is_flag:
+                    # click lists its words sorted, the empty one (unset) first: ", 0, 1, f".
+                    value = os.environ.get(self.envvar, "")
+                    problem = (f"{value!r} is neither on (1, true, yes, on) nor off (0, false, "
+                               "no, off, or empty)")  # fmt: skip
+                raise EnvironmentValueError(self.envvar, problem, flag) from None
             raise
 
 
@@ -136,6 +145,7 @@ def _group_option(func: F) -> F:
         "groups",
         multiple=True,
         metavar="GROUP",
+        shell_complete=complete_groups,
         help="Also select every dependency in GROUP (the manifest's groups = [...]); repeatable.",
     )(func)
 
@@ -200,6 +210,24 @@ def common_from(
 
 def complete_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """Shell completion of dependency names, read from the manifest (nothing when it fails)."""
+    loaded = _manifest_to_complete(ctx)
+    given = set(ctx.params.get(param.name or "") or ())
+    found = [dep.name for dep in loaded.deps] if loaded else []
+    return [CompletionItem(name) for name in found
+            if name.startswith(incomplete) and name not in given]  # fmt: skip
+
+
+def complete_groups(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of --group: the groups the manifest's dependencies are in."""
+    loaded = _manifest_to_complete(ctx)
+    given = set(ctx.params.get(param.name or "") or ())
+    found = sorted({group for dep in loaded.deps for group in dep.groups}) if loaded else []
+    return [CompletionItem(group) for group in found
+            if group.startswith(incomplete) and group not in given]  # fmt: skip
+
+
+def _manifest_to_complete(ctx: click.Context) -> Manifest | None:
+    """The manifest the command line being completed names, or None when it cannot be read."""
     from qola.manifest import load
 
     def pick(name: str) -> Any:
@@ -210,15 +238,9 @@ def complete_names(ctx: click.Context, param: click.Parameter, incomplete: str) 
         manifest = options.find_manifest(Path(os.getcwd()))[0]
     root = pick("root") or os.environ.get("QOLA_ROOT")
     try:
-        loaded = load(Path(manifest), Path(root) if root else None)
+        return load(Path(manifest), Path(root) if root else None)
     except (QolaError, OSError, ValueError):
-        return []
-    given = set(ctx.params.get(param.name or "") or ())
-    return [
-        CompletionItem(dep.name)
-        for dep in loaded.deps
-        if dep.name.startswith(incomplete) and dep.name not in given
-    ]
+        return None
 
 
 def handle_errors(func: F) -> F:

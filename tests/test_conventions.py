@@ -172,8 +172,10 @@ def test_manifest_search_stops_at_the_repository_top(tmp_path, run_qola):
     before = snapshot(tmp_path)
     res = run_qola("status", cwd=sub)
     assert res.exit_code == 2
-    assert res.stderr == (f"qola: {sub / 'qola.toml'}: no such manifest\n"
-                          "hint: pass --manifest PATH or set QOLA_MANIFEST\n")  # fmt: skip
+    assert res.stderr == (
+        f"qola: {sub}: no qola.toml here or in a folder above, up to {repo} (its repository's "
+        "top)\nhint: create one with `qola init`, or pass --manifest PATH (or set QOLA_MANIFEST)\n"
+    )
     assert snapshot(tmp_path) == before
 
 
@@ -192,7 +194,8 @@ def test_find_manifest_outside_any_repository_looks_in_the_folder_only(tmp_path)
     ("variable", "value", "problem"),
     [("QOLA_JOBS", "abc", "'abc' is not a valid integer"),
      ("QOLA_SAFE_DIRECTORY", "everything", "'everything' is not one of"),
-     ("QOLA_OFFLINE", "maybe", "'maybe' is not a valid boolean"),
+     ("QOLA_OFFLINE", "maybe",
+      "'maybe' is neither on (1, true, yes, on) nor off (0, false, no, off, or empty)"),
      ("QOLA_FETCH_TIMEOUT", "0", "0.0 is not in the range x>0")],
 )  # fmt: skip
 def test_bad_environment_value_names_the_variable(pinned_clean, run_qola, variable, value, problem):
@@ -283,6 +286,13 @@ def test_completion_offers_dependency_names_from_the_manifest(pinned_by_qola, tm
     assert _complete("bump", sub, "l") == ["lib"]
     assert _complete("verify", sub, "x") == []
     assert _complete(f"-m {pinned_by_qola.manifest} status", tmp_path) == ["lib"]
+
+
+def test_completion_offers_the_manifest_groups_after_group(make_project):
+    project = make_project(extra='groups = ["gemm", "fa"]\n')
+    assert _complete("checkout --group", project.root) == ["fa", "gemm"]
+    assert _complete("verify --group", project.root, "g") == ["gemm"]
+    assert _complete("checkout --group fa --group", project.root) == ["gemm"]
 
 
 def test_completion_offers_commands_and_options(tmp_path):

@@ -189,3 +189,15 @@ def test_every_json_document_starts_with_schema_command_manifest_root_and_has_a_
     data = valid(res.stdout, command)
     assert list(data)[:4] == ["schema", "command", "manifest", "root"]
     assert data["command"] == command
+
+
+def test_job_summary_neither_mentions_nor_links_from_a_file_name(pinned_clean, tmp_path, run_qola):
+    (pinned_clean.lib / "@octocat fixes #1 see https:").mkdir()
+    (pinned_clean.lib / "@octocat fixes #1 see https:" / "x.txt").write_text("x")
+    summary = tmp_path / "summary.md"
+    res = run_qola("verify", "--strict", "--format", "github", "-m", str(pinned_clean.manifest),
+                   env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert res.exit_code == 1
+    text = summary.read_text()
+    assert "@\u200boctocat fixes \\#\u200b1" in text
+    assert "@octocat" not in text and "#1" not in text
