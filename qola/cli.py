@@ -55,7 +55,7 @@ class EnvironmentValueError(click.ClickException):
         self.hint = f"fix or unset {variable} (it gives {flag} its value)"
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"qola: {self.message}\nhint: {self.hint}", err=True)
+        console.message(f"qola: {self.message}\nhint: {self.hint}")
 
 
 class Option(click.Option):

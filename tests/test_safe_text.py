@@ -158,3 +158,16 @@ def test_verify_job_summary_carries_no_control_character(
     written = summary.read_text()
     assert "gen.txt\\\\n::error" in written  # Markdown shows the backslash
     assert lines_a_runner_obeys(written) == []
+
+
+def test_bump_commit_message_carries_the_subjects_without_control_characters(
+    hostile_project, hostile_upstream, run_qola
+):
+    _, _, v2 = hostile_upstream
+    root = hostile_project.parent
+    assert run_qola("checkout", "-m", str(hostile_project)).exit_code == 0
+    res = run_qola("bump", "lib", "--commit", "-m", str(hostile_project))
+    assert res.exit_code == 0, res.stderr
+    message = git(root, "log", "-1", "--format=%B")
+    assert f"{v2[:7]} fix \\033]0;PWNED\\a the build\\033[2J" in message
+    assert "\x1b" not in message and "\x07" not in message
