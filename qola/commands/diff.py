@@ -122,7 +122,9 @@ def _where(change: Change) -> str:
 
 
 def _commit_line(commit: Commit) -> str:
-    return f"{commit.sha[:7]} {commit.subject} ({commit.author}, {_day(commit.time)})"
+    """A commit as a line: its subject and author (other people's text) made readable."""
+    subject, author = safetext.line(commit.subject), safetext.line(commit.author)
+    return f"{commit.sha[:7]} {subject} ({author}, {_day(commit.time)})"
 
 
 # ----------------------------------------------------------------------- markdown

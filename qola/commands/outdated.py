@@ -73,7 +73,8 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
         if verbose and found is not None and found.added:
             notes.append(f"{item.dep.name}: the commits on {item.follows} that the pin lacks:")
             notes.extend(
-                f"  {c.sha[:7]} {c.subject} ({c.author}, {_day(c.time)})"
+                f"  {c.sha[:7]} {safetext.line(c.subject)} ({safetext.line(c.author)}, "
+                f"{_day(c.time)})"
                 for c in found.added[:LOG_LINES]
             )
             if len(found.added) > LOG_LINES:
