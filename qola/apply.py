@@ -21,6 +21,7 @@ from qola import (
     nested,
     patches,
     recovery,
+    safetext,
     store,
 )
 from qola.errors import GitError, RefusedError, UsageError
@@ -34,6 +35,7 @@ from qola.observe import (
 )
 from qola.patches import Series
 from qola.plan import Options, Plan
+from qola.plural import count
 from qola.queries import has_commit, head_sha
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -110,7 +112,10 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
              progress=True)  # fmt: skip
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         nested.remember(runner, state.worktree, target, dep.name)
-        outcome.actions.append(f"checked out {_label(dep.commit, state.series.get(''))}")
+        # The line it ends names the pin already (`lib 3rdparty/lib d32b0cb62ecc ...`).
+        series = state.series.get("")
+        patched = f" + {count(len(series.patches), 'patch', 'patches')}" if series else ""
+        outcome.actions.append(f"checked out{patched}")
         outcome.did.append("moved")
     if plan.initialise:
         _initialise_in_root(runner, state.worktree, dep, outcome)
@@ -131,16 +136,6 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     return outcome
 
 
-def _label(commit: str, series: Series | None) -> str:
-    if series is None:
-        return commit[:12]
-    return f"{commit[:12]} + {_patches(len(series.patches))}"
-
-
-def _patches(count: int) -> str:
-    return f"{count} patch" if count == 1 else f"{count} patches"
-
-
 def _build(
     runner: Runner, worktree: Path, dep: Dep, series: Series, base: str, outcome: Outcome
 ) -> str:
@@ -149,11 +144,12 @@ def _build(
     applied = patches.remembered(gitdir, series, base) if gitdir else None
     if applied is None:
         where = f" in {series.repo}" if series.repo else ""
-        console.step("applying", f"{_patches(len(series.patches))}{where}")
+        console.step("applying", f"{count(len(series.patches), 'patch', 'patches')}{where}")
         applied = patches.build(runner, worktree, base, series, dep.name, scratch=False)
         if gitdir is not None:
             patches.remember(gitdir, series, applied)
-        outcome.notes.append(f"applied {_patches(len(series.patches))}{where}: {applied.head[:12]}")
+        applied_count = count(len(series.patches), "patch", "patches")
+        outcome.notes.append(f"applied {applied_count}{where}: {applied.head[:12]}")
         outcome.did.append("patched")
     return applied.head
 
@@ -307,7 +303,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         shutil.rmtree(temp, ignore_errors=True)
         _remove_empty(created)  # a failed first clone leaves no empty 3rdparty/ behind
         raise
-    outcome.actions.append(f"cloned {dep.url} at {dep.commit[:12]}")
+    outcome.actions.append(f"cloned {dep.url}")
     outcome.did.insert(0, "cloned")
     if plan.initialise or dep.submodule_name is not None:
         _initialise_in_root(runner, target, dep, outcome)
@@ -463,19 +459,21 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     lines += [f"  commit on no branch: {item}" for item in work.unsaved]
     lines.append("nothing was changed; to keep that work, save it first:")
     for label, tree in work.dirty_trees.items():
+        where, shown = safetext.shell_word(str(tree)), safetext.line(label)
         if label in work.no_index:
             # stash works from the index: without one it would see every file as new.
-            lines.append(f"  git -C {tree} reset -q  # {label} has no index: one from HEAD, "
+            lines.append(f"  git -C {where} reset -q  # {shown} has no index: one from HEAD, "
                          "the files left as they are")  # fmt: skip
         untracked = " -u" if label in work.untracked else ""
         lines.append(
-            f"  git -C {tree} stash push{untracked} -m 'before qola'  # the changes in {label}"
+            f"  git -C {where} stash push{untracked} -m 'before qola'  # the changes in {shown}"
         )
     newest: dict[str, tuple[Path, str]] = {}
     for label, tree, sha in work.commits:
         newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
     for label, (tree, sha) in newest.items():
-        lines.append(f"  git -C {tree} branch keep-{sha[:7]} {sha}  # the commits in {label}")
+        where, label = safetext.shell_word(str(tree)), safetext.line(label)
+        lines.append(f"  git -C {where} branch keep-{sha[:7]} {sha}  # the commits in {label}")
     backups = store.backup_prefix(dep.name)
     if cmake_env.binary_dir() is None:
         hint = f"then run qola again; or run it with --force to save all of it under {backups} "

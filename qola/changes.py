@@ -63,9 +63,16 @@ class Diff:
 
 
 def compare(
-    manifest: Manifest, root_arg: Path | None, runner: Runner, rev: str, stat: bool = False
+    manifest: Manifest,
+    deps: tuple[Dep, ...],
+    root_arg: Path | None,
+    runner: Runner,
+    rev: str,
+    stat: bool = False,
 ) -> Diff:
-    """The pins at rev against manifest's; every moved pin's commits learned (errors kept)."""
+    """The pins at rev against deps (the work tree's, abbreviated legacy pins expanded as
+    those at rev are: a pin is compared by the commit it means, never by how it is
+    spelled); every moved pin's commits learned (errors kept)."""
     top = repository_top(manifest.path.parent)
     if gitfiles.find_git_dir(top) is None:
         raise UsageError(
@@ -82,7 +89,7 @@ def compare(
             "in CI, fetch it first",
         )
     before = at_revision(manifest.path, root_arg, runner, top, rev, sha)
-    changes, unchanged = pair(before.deps if before else (), manifest.deps)
+    changes, unchanged = pair(before.deps if before else (), deps)
     learned = tuple(_learn(manifest, runner, change, stat) for change in changes)
     return Diff(rev, sha, manifest, learned, unchanged, before is not None)
 

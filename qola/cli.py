@@ -18,7 +18,7 @@ import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -28,6 +28,9 @@ from qola import __version__, console, options
 from qola.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
 from qola.options import Spec
 from qola.session import Common
+
+if TYPE_CHECKING:
+    from qola.manifest import Manifest
 
 EXIT_CODES = """\b
 Exit codes:
@@ -55,13 +58,19 @@ class EnvironmentValueError(click.ClickException):
         self.hint = f"fix or unset {variable} (it gives {flag} its value)"
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"qola: {self.message}\nhint: {self.hint}", err=True)
+        console.message(f"qola: {self.message}\nhint: {self.hint}")
 
 
 class Option(click.Option):
-    """A click option whose bad environment value names the variable, not the flag."""
+    """A click option whose bad environment value names the variable, not the flag, and
+    whose environment variable is not read at all when the option was given before the
+    command's name (`qola -m a.toml checkout` with QOLA_MANIFEST set): the command line
+    wins over the environment on either side of the name, so a value there that nothing
+    uses must not fail the command."""
 
     def resolve_envvar_value(self, ctx: click.Context) -> str | None:
+        if self.name is not None and _given_before_the_command(ctx, self.name):
+            return None
         # A flag's variable is read as a boolean word on every click qola supports: click
         # 8.2.0 turns any non-empty value into "on" (QOLA_OFFLINE=0 would go offline and
         # QOLA_OFFLINE=maybe pass), later versions convert it as the no-op does.
@@ -79,7 +88,13 @@ class Option(click.Option):
             source = self.consume_value(ctx, opts)[1]
             if source is ParameterSource.ENVIRONMENT and isinstance(self.envvar, str):
                 flag = max(self.opts, key=len)
-                raise EnvironmentValueError(self.envvar, error.message, flag) from None
+                problem = error.message
+                if self.is_flag:
+                    # click lists its words sorted, the empty one (unset) first: ", 0, 1, f".
+                    value = os.environ.get(self.envvar, "")
+                    problem = (f"{value!r} is neither on (1, true, yes, on) nor off (0, false, "
+                               "no, off, or empty)")  # fmt: skip
+                raise EnvironmentValueError(self.envvar, problem, flag) from None
             raise
 
 
@@ -138,6 +153,7 @@ def _group_option(func: F) -> F:
         "groups",
         multiple=True,
         metavar="GROUP",
+        shell_complete=complete_groups,
         help="Also select every dependency in GROUP (the manifest's groups = [...]); repeatable.",
     )(func)
 
@@ -163,6 +179,14 @@ def _before_the_command(ctx: click.Context, name: str) -> Any:
     """The value of a common option given before the command's name, if it was."""
     parent = ctx.parent
     return parent.params.get(name) if parent is not None else None
+
+
+def _given_before_the_command(ctx: click.Context, name: str) -> bool:
+    """True when the option `name` was typed before the command's name."""
+    parent = ctx.parent
+    if parent is None or name not in parent.params:
+        return False
+    return parent.get_parameter_source(name) is ParameterSource.COMMANDLINE
 
 
 def common_from(
@@ -194,6 +218,24 @@ def common_from(
 
 def complete_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """Shell completion of dependency names, read from the manifest (nothing when it fails)."""
+    loaded = _manifest_to_complete(ctx)
+    given = set(ctx.params.get(param.name or "") or ())
+    found = [dep.name for dep in loaded.deps] if loaded else []
+    return [CompletionItem(name) for name in found
+            if name.startswith(incomplete) and name not in given]  # fmt: skip
+
+
+def complete_groups(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of --group: the groups the manifest's dependencies are in."""
+    loaded = _manifest_to_complete(ctx)
+    given = set(ctx.params.get(param.name or "") or ())
+    found = sorted({group for dep in loaded.deps for group in dep.groups}) if loaded else []
+    return [CompletionItem(group) for group in found
+            if group.startswith(incomplete) and group not in given]  # fmt: skip
+
+
+def _manifest_to_complete(ctx: click.Context) -> Manifest | None:
+    """The manifest the command line being completed names, or None when it cannot be read."""
     from qola.manifest import load
 
     def pick(name: str) -> Any:
@@ -204,15 +246,9 @@ def complete_names(ctx: click.Context, param: click.Parameter, incomplete: str) 
         manifest = options.find_manifest(Path(os.getcwd()))[0]
     root = pick("root") or os.environ.get("QOLA_ROOT")
     try:
-        loaded = load(Path(manifest), Path(root) if root else None)
+        return load(Path(manifest), Path(root) if root else None)
     except (QolaError, OSError, ValueError):
-        return []
-    given = set(ctx.params.get(param.name or "") or ())
-    return [
-        CompletionItem(dep.name)
-        for dep in loaded.deps
-        if dep.name.startswith(incomplete) and dep.name not in given
-    ]
+        return None
 
 
 def handle_errors(func: F) -> F:
@@ -545,8 +581,8 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> None:
 @click.option(
     "--fail-if-behind",
     metavar="N|Nd",
-    help="Exit 1 when a pin is more than N commits behind (10), or when the oldest commit "
-    "it lacks is more than N days old (30d).",
+    help="Exit 1 when a pin is more than N commits behind (10), or when the oldest change "
+    "it lacks landed on what it follows more than N days ago (30d).",
 )
 @fetch_timeout_option
 @handle_errors
@@ -555,8 +591,9 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
 
     For each dependency: its track (else the remote's default branch), the tip there,
     how many commits the pin lacks and for how many days the oldest of them has
-    waited. Fetches commits only, into a temporary repository, back to the pin's date
-    where it can; never touches the dependencies. -v lists the commits.
+    waited since it landed there (on the tip's first-parent line). Fetches commits
+    only, into a temporary repository, back to the pin's date where it can; never
+    touches the dependencies. -v lists the commits.
     """
     from qola.commands.outdated import outdated as command
 

@@ -1,7 +1,10 @@
 """The one place that knows about terminals: results, messages, verbosity, colour, progress.
 
 stdout carries results; notes, warnings, errors and progress go to stderr.
-Commands never import click (only cli.py does); they write through here.
+Commands never import click (only cli.py does); they write through here, and
+everything written here passes safetext.for_log on its way out: other people's text
+in it (made readable where it was put in, qola/safetext.py) can never move the
+cursor, retitle the terminal or start a line a CI runner takes as a command.
 
 Progress is git's own: the long git commands run with --progress and qola/git.py
 hands each line git writes to the Activity of the dependency being worked on
@@ -24,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from qola import colour
+from qola import colour, safetext
 
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 HEARTBEAT = 10.0  # seconds of silence after which a running step says where it is
@@ -59,11 +62,12 @@ def is_verbose() -> bool:
     return _level == VERBOSE
 
 
-def result(text: str = "", end: str = "\n") -> None:
-    """A line of the command's result (stdout)."""
+def result(text: str = "", end: str = "\n", commands: bool = False) -> None:
+    """A line of the command's result (stdout). commands: the text is GitHub workflow
+    commands of qola's own, which keep their `::` (safetext.for_log)."""
     with _lock:
         _board.hide()
-        sys.stdout.write(text + end)
+        sys.stdout.write(safetext.for_log(text + end, commands))
         sys.stdout.flush()
         _board.show()
 
@@ -72,7 +76,7 @@ def message(text: str) -> None:
     """An error, or a line for people that always shows (stderr)."""
     with _lock:
         _board.hide()
-        sys.stderr.write(text + "\n")
+        sys.stderr.write(safetext.for_log(text + "\n"))
         sys.stderr.flush()
         _board.show()
 
@@ -130,6 +134,17 @@ class GitProgress:
     text: str  # the rest as git wrote it, e.g. "56% (2505/4473), 4.78 MiB | 1.35 MiB/s"
     size: str | None  # the bytes so far in git's words ("4.78 MiB"), when it says
     received: int | None  # the same in bytes
+    percent: str | None = None  # "56", when git counts towards a total
+    rate: str | None = None  # "1.35 MiB/s", when git says
+
+    def shorter(self) -> list[str]:
+        """The same, shorter and shorter, keeping what says whether it moves: the
+        percentage, the bytes and the rate (git's counts go first, then the title)."""
+        counted = ", ".join(w for w in (f"{self.percent}%" if self.percent else "",
+                                        self.size or "") if w)  # fmt: skip
+        rate = f" | {self.rate}" if self.rate else ""
+        forms = [f"{self.title} {counted}{rate}", f"{counted}{rate}"] if counted else []
+        return forms + ([self.rate] if self.rate else [])
 
 
 def read_git_progress(line: str) -> GitProgress | None:
@@ -144,7 +159,7 @@ def read_git_progress(line: str) -> GitProgress | None:
     if size is not None:
         number, unit = size.split(" ")
         received = int(float(number) * _UNITS[unit])
-    return GitProgress(title, text, size, received)
+    return GitProgress(title, text, size, received, found.group("percent"), found.group("rate"))
 
 
 @dataclass(eq=False)
@@ -155,6 +170,7 @@ class Activity:
     what: str = ""  # the step, e.g. "fetching"
     about: str = ""  # what it is done to, e.g. "d32b0cb62ecc (depth 1)"
     detail: str = ""  # git's latest progress, e.g. "Receiving objects 56% (2505/4473) ..."
+    progress: GitProgress | None = None  # the same, read
     size: str | None = None  # bytes received by the running git command, in git's words
     started: float = field(default_factory=time.monotonic)  # the step's start
     said: float = field(default_factory=time.monotonic)  # the last plain line about it
@@ -165,6 +181,7 @@ class Activity:
         """A new step: a plain line off a terminal; the activity's line on one."""
         with _lock:
             self.what, self.about, self.detail, self.size = doing, about, "", None
+            self.progress = None
             self.started = self.said = time.monotonic()
             _board.changed()
         if not _board.terminal and _level != QUIET:
@@ -176,7 +193,7 @@ class Activity:
         if found is None:
             return False
         with _lock:
-            self.detail = f"{found.title} {found.text}"
+            self.detail, self.progress = f"{found.title} {found.text}", found
             if found.received is not None and found.title in ("Receiving objects",
                                                               "Unpacking objects"):
                 self.size, self._receiving = found.size, found.received
@@ -197,17 +214,47 @@ class Activity:
         elif self.detail:
             parts.append(self.detail)
         parts.append(f"{now - self.started:.0f} s")
-        return ", ".join(parts)
+        return safetext.line(", ".join(parts))
 
     def line(self, now: float, width: int) -> str:
-        """The activity's line on the board."""
-        elapsed = now - self.started
-        text = f"{self.name}: {self.what}{' ' + self.about if self.about else ''}"
-        if self.detail:
-            text += f"  {self.detail}"
-        if elapsed >= 1:
-            text += f"  {elapsed:.0f} s"
-        return text if len(text) < width else text[: max(width - 2, 1)] + "…"
+        """The activity's line on the board, shorter than width.
+
+        What says whether the work moves (the rate, the percentage, the seconds) is
+        at the end and kept: when the line is too long, git's counts and its words go
+        first, then the end of what is being fetched is cut.
+        """
+        room = max(width - 1, 1)  # a character in the last column wraps on some terminals
+        elapsed = f"{now - self.started:.0f} s" if now - self.started >= 1 else ""
+        head = safetext.line(f"{self.name}: {self.what}")
+        left = head + (" " + safetext.line(self.about) if self.about else "")
+        details = [self.detail, *(self.progress.shorter() if self.progress else [])]
+        shorter = [safetext.line(detail) for detail in details if detail]
+        for whole, tried in ((True, shorter), (False, [*shorter, ""])):
+            for detail in tried:
+                right = "  ".join(part for part in (detail, elapsed) if part)
+                shown = left if whole else _cut(left, room - len(right) - 2, len(head))
+                text = f"{shown}  {right}" if right else shown
+                if shown and len(text) <= room:
+                    return text
+        return _cut(left, room, 1) or left[:room]
+
+
+def _cut(text: str, room: int, keep: int) -> str:
+    """text in room characters, its end replaced by "…" if need be; "" when that would
+    leave fewer than keep of its characters."""
+    if len(text) <= room:
+        return text
+    return text[: room - 1] + "…" if room - 1 >= keep else ""
+
+
+def _columns() -> int:
+    """The width of the terminal stderr writes to (the board's), else of stdout's."""
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        # A terminal nobody sized (a fresh pseudo-terminal) reports 0 columns; Python
+        # 3.10's get_terminal_size passes that on, later ones use the fallback.
+        return shutil.get_terminal_size((80, 24)).columns or 80
 
 
 class _Board:
@@ -215,7 +262,7 @@ class _Board:
 
     def __init__(self) -> None:
         self.activities: list[Activity] = []
-        self.drawn = 0  # lines on screen now
+        self.drawn: list[int] = []  # the length of each line on screen now
         self.dirty = False
         self.ticker: threading.Thread | None = None
         self.hidden = 0  # > 0 while a message is written above the board
@@ -245,9 +292,14 @@ class _Board:
     def hide(self) -> None:
         """Erase the board (before other output); show() puts it back."""
         if self.drawn:
-            sys.stderr.write(f"\x1b[{self.drawn}F\x1b[J")
+            # The rows the lines take now: a terminal made narrower since they were
+            # drawn wraps them again, and moving up one row per line would leave the
+            # rest of them on the screen.
+            width = _columns()
+            rows = sum(max(1, -(-length // width)) for length in self.drawn)
+            sys.stderr.write(f"\x1b[{rows}F\x1b[J")
             sys.stderr.flush()
-            self.drawn = 0
+            self.drawn = []
 
     def show(self) -> None:
         self.dirty = True
@@ -255,15 +307,13 @@ class _Board:
     def _draw(self, now: float) -> None:
         if _level == QUIET or not self.terminal:
             return
-        # A terminal nobody sized (a fresh pseudo-terminal) reports 0 columns; Python
-        # 3.10's get_terminal_size passes that on, later ones use the fallback.
-        width = shutil.get_terminal_size((80, 24)).columns or 80
+        width = _columns()
         lines = [a.line(now, width) for a in self.activities if a.what]
         self.hide()
         if lines:
             sys.stderr.write("".join(f"\x1b[2K{line}\n" for line in lines))
             sys.stderr.flush()
-        self.drawn = len(lines)
+        self.drawn = [len(line) for line in lines]
         self.dirty = False
 
     def _beat(self, now: float) -> None:

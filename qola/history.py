@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitfiles, probe, queries
+from qola import gitfiles, probe, queries, safetext
 from qola.errors import GitError, UsageError
 from qola.manifest import Dep
 from qola.queries import Commit
@@ -203,7 +203,7 @@ def _span(runner: Runner, dep: Dep, repo: Path, new: str, lines: int) -> Span:
     if not queries.has_commit(runner, repo, old):
         return Span(new, False, known=False)
     commits = queries.commits(runner, repo, new, old, subject=dep.name)
-    log = [f"{c.sha[:7]} {c.subject}" for c in commits]
+    log = [f"{c.sha[:7]} {safetext.line(c.subject)}" for c in commits]  # for logs and messages
     descends = queries.is_ancestor(runner, repo, old, new)
     return Span(new, descends, len(log), log[:lines], commits=commits)
 

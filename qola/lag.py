@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from qola import gitfiles, history, queries
 from qola.errors import GitError, QolaError, UsageError
 from qola.manifest import Dep, Manifest
+from qola.plural import count
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -37,12 +38,12 @@ class Limit:
 
     def describe(self) -> str:
         if self.days is not None:
-            return f"more than {self.days} days behind"
-        return f"more than {self.commits} commits behind"
+            return f"more than {count(self.days, 'day')} behind"
+        return f"more than {count(self.commits or 0, 'commit')} behind"
 
 
 def parse_limit(text: str) -> Limit:
-    """`10` (commits) or `30d` (days since the oldest commit the pin lacks)."""
+    """`10` (commits) or `30d` (days since the oldest change the pin lacks landed)."""
     found = _LIMIT.match(text.strip())
     if found is None:
         raise UsageError(
@@ -79,11 +80,24 @@ class Lag:
 
     @property
     def waiting_since(self) -> int | None:
-        """The date of the oldest commit the pin lacks: how long an update has waited."""
+        """When the oldest change the pin lacks landed on what it follows: the committer
+        date of the oldest commit the pin lacks on the tip's first-parent line.
+
+        Not the oldest commit of all: a branch merged today brings commits made long
+        ago, but the update has waited since the merge, whose date the first-parent
+        line carries.
+        """
         found = self.comparison
         if found is None or not found.added:
             return None
-        return min(commit.time for commit in found.added)
+        lacking = {commit.sha: commit for commit in found.added}
+        landed = []
+        sha: str | None = found.new
+        while sha in lacking:
+            commit = lacking[sha]
+            landed.append(commit.time)
+            sha = commit.parents[0] if commit.parents else None
+        return min(landed or [commit.time for commit in found.added])
 
     def days_behind(self, now: float) -> int | None:
         since = self.waiting_since

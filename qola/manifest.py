@@ -102,7 +102,7 @@ class Manifest:
                 raise ManifestError(
                     str(self.path),
                     f"no dependency is in group {group!r}",
-                    _did_you_mean(group, every) or f"groups: {', '.join(every) or 'none'}",
+                    _did_you_mean(group, every) or _known_groups(every),
                 )
         return tuple(
             dep for dep in self.deps if dep.name in names or any(g in groups for g in dep.groups)
@@ -822,6 +822,13 @@ def _is_almost_deps(key: str) -> bool:
     if folded in ("dep", "deps", "dependency", "dependencies"):
         return True
     return difflib.SequenceMatcher(None, folded, "deps").ratio() >= 0.75
+
+
+def _known_groups(every: list[str]) -> str:
+    """The hint of an unknown group: the groups there are, or how a dependency joins one."""
+    if every:
+        return f"groups: {', '.join(every)}"
+    return 'the manifest has no groups; a dependency joins one with groups = ["NAME"]'
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str | None:

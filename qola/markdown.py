@@ -1,20 +1,26 @@
 """Markdown for pull-request comments: text from commits made safe, links to GitHub.
 
-Commit subjects and author names are other people's text. In a comment they must
-not become markup (`*`, `_`, backticks, `|` that ends a table cell, `<` that opens
-HTML), mention people (`@name` notifies them) or link issues of the wrong
-repository (`#123` in a dependency's subject means the dependency's issue 123,
-not the project's): a zero-width space after `@` and before the digits of `#123`
-keeps GitHub from linking them, and every other markup character is escaped.
+Commit subjects, author names, URLs and file names are other people's text. In a
+comment they must not become markup (`*`, `_`, backticks, `|` that ends a table cell,
+`<` that opens HTML, `&commat;` that Markdown reads as `@`), mention people (`@name`
+notifies them), link issues of the wrong repository (`#123` and `GH-123` in a
+dependency's subject mean the dependency's issue 123, not the project's) or link
+anywhere (GitHub links bare `https://...` and `www....` by itself). A zero-width
+space after `@`, `://` and `www.` and before the digits of `#123` and `GH-123`
+keeps GitHub from linking them, `&` and every other markup character is escaped,
+and control characters are shown as escapes (qola/safetext.py).
 """
 
 from __future__ import annotations
 
 import re
 
-_MARKUP = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+from qola import safetext
+
+_MARKUP = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_REFERENCE = re.compile(r"#(?=\d)")
+_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
+_AUTOLINK = re.compile(r"(://|\bwww\.)(?=\S)", re.IGNORECASE)
 _GITHUB = re.compile(
     r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
     r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$"
@@ -25,13 +31,16 @@ _ZERO_WIDTH = "\u200b"
 def text(value: str) -> str:
     """value as plain text in Markdown: no markup, mention or issue link of its own."""
     value = " ".join(value.split())  # no line break can end a table row or a list item
+    value = safetext.line(value)
     value = _MENTION.sub("@" + _ZERO_WIDTH, value)
-    value = _REFERENCE.sub("#" + _ZERO_WIDTH, value)
+    value = _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH, value)
+    value = _AUTOLINK.sub(lambda found: found.group() + _ZERO_WIDTH, value)
     return _MARKUP.sub(r"\\\1", value)
 
 
 def code(value: str) -> str:
     """value as a code span (its backticks cannot end the span)."""
+    value = safetext.line(value)
     fence = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
     pad = " " if value.startswith("`") or value.endswith("`") else ""
     return f"{fence}{pad}{value}{pad}{fence}"

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import cache, cmake_env, console, fetching, gitconfig, gitfiles, modules, store
+from qola import cache, cmake_env, console, fetching, gitconfig, gitfiles, modules, safetext, store
 from qola.errors import GitError, QolaError, RefusedError
 from qola.manifest import relative_url
 from qola.observe import Gitlink, gitlinks, half_made_changes
@@ -204,7 +204,7 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
         modules.remove_stale_locks(gitdir)
         (gitdir / "index").unlink(missing_ok=True)
         if path not in ctx.prefetched:
-            ctx.notes.append(f"{path}: reusing {gitdir}")
+            ctx.notes.append(f"{safetext.path(path)}: reusing {gitdir}")
         fresh = False
     else:
         modules.refuse_unusable(gitdir, ctx.subject)
@@ -277,7 +277,7 @@ def _fetch_into(
             cache.ensure(runner, ctx.cache, ctx.subject, url, link.sha, ctx.offline)
             if fresh:
                 cache.borrow(common, mirror)
-            ctx.notes.append(f"{path}: {link.sha[:12]} from the cache {mirror}")
+            ctx.notes.append(f"{safetext.path(path)}: {link.sha[:12]} from the cache {mirror}")
             return
     if ctx.offline:
         raise GitError(
@@ -291,11 +291,11 @@ def _fetch_into(
         )
     # The path, URL and gitlink head the message (update()): no label of its own.
     source = fetching.Source(ctx.subject, url, hint_track="")
-    console.step("fetching", f"{path} at {link.sha[:12]}")
+    console.step("fetching", f"{safetext.path(path)} at {link.sha[:12]}")
     note = fetching.fetch_commit(
         runner, repo, source, link.sha, shallow, env=fetching.nested_environment()
     )
-    ctx.notes.append(f"{path}: {note}")
+    ctx.notes.append(f"{safetext.path(path)}: {note}")
 
 
 def prefetch(ctx: Context, tree: Path, commit: str, url: str) -> threading.Thread | None:

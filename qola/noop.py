@@ -115,13 +115,13 @@ def parse(argv: list[str]) -> tuple[dict[str, str], list[str], list[str]] | None
     for dest, value in before.items():
         options_.setdefault(dest, value)
     for spec in options.COMMON + options.CHECKOUT:
-        if spec.envvar is None:
-            continue
+        if spec.envvar is None or spec.dest in options_:
+            continue  # given on the command line (either side of `checkout`): never read
         found = os.environ.get(spec.envvar)
         if spec.is_flag:
             if found is not None and not spec.accepts(found):
                 return None  # click refuses it: the full command says so
-        elif spec.dest not in options_ and found:
+        elif found:
             options_[spec.dest] = found
     if "_QOLA_COMPLETE" in os.environ:
         return None  # click's shell completion

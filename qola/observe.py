@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitconfig, gitfiles, modules, names, patches, stamp
+from qola import gitconfig, gitfiles, modules, names, patches, safetext, stamp
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
 
@@ -377,7 +377,7 @@ def observe_local_work(
             changes += half_made_changes(runner, state.worktree / sub, state.dep.name, sub + "/")
     for path, kind, repo in changes:
         if head_moves or any(_overlaps(path, m) for m in moving):
-            work.dirty.append(f"{state.dep.path}/{path} ({kind})")
+            work.dirty.append(f"{safetext.path(f'{state.dep.path}/{path}')} ({kind})")
             label = f"{state.dep.path}/{repo}" if repo else state.dep.path
             work.dirty_trees.setdefault(label, state.worktree / repo)
             if repo in half_made or (not repo and state.half_made):

@@ -163,12 +163,7 @@ def find_manifest(start: Path) -> tuple[Path, bool]:
     repository holding start (the nearest folder with a .git); outside any repository,
     in start only. Not found: start/qola.toml, which the loader reports as missing.
     """
-    top = start
-    while not os.path.lexists(top / ".git"):
-        if top.parent == top:
-            top = start  # in no repository
-            break
-        top = top.parent
+    top = search_top(start)
     folder = start
     while True:
         candidate = folder / MANIFEST_NAME
@@ -177,6 +172,17 @@ def find_manifest(start: Path) -> tuple[Path, bool]:
         if folder == top or folder.parent == folder:
             return start / MANIFEST_NAME, False
         folder = folder.parent
+
+
+def search_top(start: Path) -> Path:
+    """The last folder find_manifest looks in: the top of the git repository holding
+    start (the nearest folder with a .git), or start itself outside any repository."""
+    top = start
+    while not os.path.lexists(top / ".git"):
+        if top.parent == top:
+            return start  # in no repository
+        top = top.parent
+    return top
 
 
 def manifest_note(manifest: Path, searched_from: Path | None) -> str:

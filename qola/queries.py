@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # qola.git is imported only where git runs: not on the no-op 
 
 FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 # One commit per record: full SHA, committer time (seconds), author name, author email,
-# author date (ISO 8601), subject (last: the one field that could hold anything else).
-_LOG_FORMAT = "%H%x00%ct%x00%an%x00%ae%x00%aI%x00%s"
+# author date (ISO 8601), parents, subject (last: the one field that could hold anything else).
+_LOG_FORMAT = "%H%x00%ct%x00%an%x00%ae%x00%aI%x00%P%x00%s"
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Commit:
     subject: str
     email: str = ""  # the author's
     date: str = ""  # the author date, ISO 8601 with its offset
+    parents: tuple[str, ...] = ()  # first parent first (none shown past a shallow boundary)
 
 
 def commit_sha(runner: Runner, repo: Path, rev: str) -> str | None:
@@ -91,10 +92,11 @@ def commits(
 def _parse_log(text: str) -> list[Commit]:
     found = []
     for line in text.splitlines():
-        sha, when, author, email, date, subject = [*line.split("\0", 5), "", "", "", "", ""][:6]
+        fields = [*line.split("\0", 6), "", "", "", "", "", ""][:7]
+        sha, when, author, email, date, parents, subject = fields
         if FULL_SHA.match(sha):
             time = int(when) if when.isdigit() else 0
-            found.append(Commit(sha, time, author, subject, email, date))
+            found.append(Commit(sha, time, author, subject, email, date, tuple(parents.split())))
     return found
 
 

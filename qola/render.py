@@ -7,12 +7,13 @@ terminal); the machine formats never take one.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qola import safetext
 from qola.observe import SubmoduleState
+from qola.plural import count
 from qola.verify import OVERRIDDEN, DepReport, Problem, Report
 
 if TYPE_CHECKING:
@@ -28,11 +29,6 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def _plain(text: str, style: str) -> str:
     return text
-
-
-def count(number: int, one: str, many: str) -> str:
-    """`1 dependency`, `2 dependencies`."""
-    return f"{number} {one if number == 1 else many}"
 
 
 def text(report: Report, paint: Paint = _plain) -> str:
@@ -54,14 +50,15 @@ def as_json(report: Report) -> str:
     """The versioned JSON document of `verify --format json` (schema 1, docs/ci.md)."""
     document = {
         "schema": JSON_SCHEMA,
-        "ok": report.ok,
+        "command": "verify",
         "manifest": str(report.manifest.path),
         "root": str(report.manifest.root),
+        "ok": report.ok,
         "deps": [_dep_json(d) for d in report.deps],
     }
     if report.checked:
         document["checked"] = report.checked
-    return json.dumps(document, indent=2) + "\n"
+    return safetext.json_document(document) + "\n"
 
 
 def _dep_json(dep: DepReport) -> dict[str, Any]:
@@ -195,9 +192,10 @@ def job_summary(report: Report, manifest_name: str) -> str:
 
 
 def _markdown(text: str) -> str:
-    """text safe in a Markdown table cell: no pipes, newlines or HTML."""
-    escaped = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-    return escaped.replace("\r", " ").replace("\n", " ")
+    """text safe in a Markdown table cell: no markup, line break, mention or link."""
+    from qola import markdown
+
+    return markdown.text(text)
 
 
 def _annotation(dep: DepReport, problem: Problem, manifest_name: str) -> str:
@@ -238,7 +236,7 @@ def summary(report: Report) -> str:
 def _document(command: str, manifest: Manifest, body: dict[str, Any]) -> str:
     document = {"schema": JSON_SCHEMA, "command": command, "manifest": str(manifest.path),
                 "root": str(manifest.root), **body}  # fmt: skip
-    return json.dumps(document, indent=2) + "\n"
+    return safetext.json_document(document) + "\n"
 
 
 def status_json(report: Report) -> str:

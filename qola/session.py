@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from qola import console, options
 
 if TYPE_CHECKING:
+    from qola.errors import ManifestError
     from qola.git import Runner
     from qola.manifest import Dep, Manifest
     from qola.pincheck import Staged
@@ -69,6 +70,8 @@ def session(
     console.debug(options.manifest_note(common.manifest, common.searched_from))
     loaded = None
     if staged is None:
+        if common.searched_from is not None and not os.path.isfile(common.manifest):
+            raise _not_found(common.searched_from)
         loaded = manifest.load(common.manifest, common.root)
         roots = [loaded.root]
     else:
@@ -107,3 +110,22 @@ def write_cmake(path: Path, sess: Session) -> None:
     from qola.cmake_out import write_for
 
     write_for(path, sess.manifest, sess.deps, stamp.proven(sess.manifest, sess.deps), sess.runner)
+
+
+def _not_found(start: Path) -> ManifestError:
+    """No manifest in start or above it: where qola looked, and how to make one."""
+    import os
+
+    from qola.errors import ManifestError
+
+    name, top = options.MANIFEST_NAME, options.search_top(start)
+    if top != start:
+        where = f"no {name} here or in a folder above, up to {top} (its repository's top)"
+    elif os.path.lexists(start / ".git"):
+        where = f"no {name} here (the top of its repository)"
+    else:
+        where = f"no {name} here (outside a git repository, qola looks only here)"
+    return ManifestError(
+        str(start), where,
+        "create one with `qola init`, or pass --manifest PATH (or set QOLA_MANIFEST)",
+    )  # fmt: skip

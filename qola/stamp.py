@@ -311,6 +311,8 @@ def _main(argv: list[str]) -> int:
     """
     import json
 
+    from qola.plural import count, verb
+
     if not argv:
         print(_main.__doc__)
         return 2
@@ -335,10 +337,12 @@ def _main(argv: list[str]) -> int:
         if not pairs:
             print("  no stamp: nothing could vouch for that run's answer; qola runs each time")
         elif lines:
-            print(f"  {len(lines)} of {len(pairs)} entries no longer hold: the fast path "
-                  "steps aside and qola looks again")  # fmt: skip
+            print(f"  {len(lines)} of {count(len(pairs), 'entry', 'entries')} no longer "
+                  f"{verb(len(lines), 'holds', 'hold')}: the fast path steps aside and qola "
+                  "looks again")  # fmt: skip
         else:
-            print(f"  all {len(pairs)} entries hold")
+            print(f"  {verb(len(pairs), 'its', 'all')} {count(len(pairs), 'entry', 'entries')} "
+                  f"{verb(len(pairs), 'holds', 'hold')}")  # fmt: skip
         broken = broken or bool(lines) or not pairs
     return 1 if broken else 0
 

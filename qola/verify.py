@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from qola import gitfiles, gitindex, patches
+from qola import gitfiles, gitindex, patches, safetext
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
@@ -23,6 +23,7 @@ from qola.observe import (
     submodule_states,
 )
 from qola.patches import Series, SeriesError
+from qola.plural import count
 from qola.queries import head_sha
 from qola.repoconfig import UnsafeRepositoryError
 
@@ -141,7 +142,8 @@ def _judged_from_files(
             problems.append(Problem(SUBMODULE, "its nested submodules cannot be read from files"))
         for sub in (s for top in subs or () for s in top.walk() if not s.at_target):
             at = sub.head[:12] if sub.head else "not initialised"
-            problems.append(Problem(SUBMODULE, f"{sub.path} is {at}, not {sub.expected[:12]}",
+            shown = safetext.path(sub.path)
+            problems.append(Problem(SUBMODULE, f"{shown} is {at}, not {sub.expected[:12]}",
                                     sub.path))  # fmt: skip
         for sub in (s for top in subs or () for s in top.walk() if s.head and not s.initialised):
             problems.append(_uninitialised(sub))
@@ -195,7 +197,7 @@ def _check_one(
         if problem is not None:
             problems.insert(0, problem)
     if not at_target and problem is None:
-        series = f" + {len(top.patches)} patch(es)" if top else ""
+        series = f" + {count(len(top.patches), 'patch', 'patches')}" if top else ""
         problems.insert(
             0,
             Problem(
@@ -244,32 +246,33 @@ def _check_one(
         entries = status(runner, state.worktree, dep.name, untracked=strict, submodules=False)
         problems.append(Problem(DIRTY, f"git status cannot look into a nested submodule: {said}"))
     for entry in entries:
+        shown = safetext.path(entry.path)  # a name from the dependency, quoted as git does
         if entry.is_submodule:
             if entry.modified:
-                problems.append(Problem(DIRTY, f"{entry.path}: modified content", entry.path))
+                problems.append(Problem(DIRTY, f"{shown}: modified content", entry.path))
             if strict and entry.untracked:
-                problems.append(Problem(DIRTY, f"{entry.path}: untracked content", entry.path))
+                problems.append(Problem(DIRTY, f"{shown}: untracked content", entry.path))
         elif entry.modified:
-            problems.append(Problem(DIRTY, f"{entry.path}: modified", entry.path))
+            problems.append(Problem(DIRTY, f"{shown}: modified", entry.path))
         elif strict and entry.untracked:
-            problems.append(Problem(DIRTY, f"{entry.path}: untracked", entry.path))
+            problems.append(Problem(DIRTY, f"{shown}: untracked", entry.path))
     for path, how in hidden_changes(runner, state.worktree, dep.name):
-        problems.append(Problem(DIRTY, f"{path}: {how}", path))
+        problems.append(Problem(DIRTY, f"{safetext.path(path)}: {how}", path))
     return DepReport(dep, where, head, tuple(problems), submodules)
 
 
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
     if isinstance(sub.refusal, gitfiles.Outside):
         return [
-            Problem(SUBMODULE, f"{sub.path} is not a repository qola takes: {_NOT_READ}",
-                    sub.path),
-            Problem(UNSAFE, f"{sub.path}: {sub.refusal}", sub.path),
+            Problem(SUBMODULE, f"{safetext.path(sub.path)} is not a repository qola takes: "
+                    f"{_NOT_READ}", sub.path),
+            Problem(UNSAFE, f"{safetext.path(sub.path)}: {sub.refusal}", sub.path),
         ]  # fmt: skip
     if sub.refusal is not None:
-        message = f"{sub.path} is not a repository git accepts: {sub.refusal}"
+        message = f"{safetext.path(sub.path)} is not a repository git accepts: {sub.refusal}"
         return [Problem(SUBMODULE, message, sub.path)]
     if sub.head is None:
-        return [Problem(SUBMODULE, f"{sub.path} is not initialised", sub.path)]
+        return [Problem(SUBMODULE, f"{safetext.path(sub.path)} is not initialised", sub.path)]
     if not sub.initialised:
         rest = _check_submodule(runner, state, replace(sub, initialised=True))
         return [_uninitialised(sub), *rest]
@@ -282,12 +285,13 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
         if ok:
             return []
         if problem is not None:
-            return [replace(problem, message=f"{sub.path}: {problem.message}", path=sub.path)]
-    patched = f" + {len(series.patches)} patch(es)" if series else ""
+            message = f"{safetext.path(sub.path)}: {problem.message}"
+            return [replace(problem, message=message, path=sub.path)]
+    patched = f" + {count(len(series.patches), 'patch', 'patches')}" if series else ""
     return [
         Problem(
             SUBMODULE,
-            f"{sub.path} is at {sub.head[:12]}, the pinned commit records "
+            f"{safetext.path(sub.path)} is at {sub.head[:12]}, the pinned commit records "
             f"{sub.expected[:12]}{patched}",
             sub.path,
         )
@@ -297,7 +301,7 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
 def _uninitialised(sub: SubmoduleState) -> Problem:
     return Problem(
         SUBMODULE,
-        f"{sub.path} is not initialised in its parent's config "
+        f"{safetext.path(sub.path)} is not initialised in its parent's config "
         "(git submodule status shows it with -)",
         sub.path,
     )

@@ -49,6 +49,7 @@ def test_bump_all_moves_every_tracked_pin_in_one_commit(two_behind, upstream, ru
     assert head(two_behind.root / "3rdparty" / "other") == upstream.nested_v2
     assert head(two_behind.root / "3rdparty" / "loner") == upstream.nested_v1  # no track
     assert "qola: no track to follow, left as they are: loner\n" in res.stderr
+    assert "qola: qola.toml now pins 2 new commits\n" in res.stderr
     message = git(two_behind.root, "log", "-1", "--format=%B")
     assert message.startswith("Bump 2 dependencies: lib, other\n\n")
     assert f"lib {upstream.lib_v1[:7]}..{upstream.lib_tip[:7]} (2 commits)\n" in message
@@ -252,3 +253,10 @@ def test_bump_all_unknown_group_exits_2_and_changes_nothing(two_behind, run_qola
     assert res.exit_code == 2
     assert res.stderr.endswith("no dependency is in group 'smal'\nhint: did you mean 'small'?\n")
     assert snapshot(two_behind.root) == before
+
+
+def test_bump_all_of_one_pin_says_one_new_commit(make_project, upstream, run_qola):
+    project = make_project(pin=upstream.lib_v1)
+    res = bump_all(run_qola, project, "--no-checkout")
+    assert res.exit_code == 0, res.stderr
+    assert "qola: qola.toml now pins 1 new commit\n" in res.stderr

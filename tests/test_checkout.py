@@ -20,8 +20,7 @@ def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstre
     assert head(project.lib) == upstream.lib_v2
     assert head(project.nested) == upstream.nested_v2
     assert (
-        res.stdout == f"lib 3rdparty/lib {upstream.lib_v2[:12]} cloned {upstream.lib} at "
-        f"{upstream.lib_v2[:12]}\n"
+        res.stdout == f"lib 3rdparty/lib {upstream.lib_v2[:12]} cloned {upstream.lib}\n"
     )
     # Only the pinned commit was fetched, by SHA, one commit deep.
     assert "fetched" in res.stderr and "by SHA (depth 1)" in res.stderr
@@ -516,3 +515,9 @@ def test_concurrent_checkouts_take_turns(make_project, upstream):
     assert head(project.root) == git(project.root, "rev-parse", "main")
     assert git(project.root, "status", "--porcelain") == ""
     assert not list(project.lib.parent.glob(".*qola-clone*"))
+
+
+def test_checkout_moving_a_dependency_names_the_commit_once(behind_pin, upstream, run_qola):
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"lib 3rdparty/lib {upstream.lib_tip[:12]} checked out\n"

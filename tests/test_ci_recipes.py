@@ -103,7 +103,7 @@ def test_github_actions_recipe_passes_on_agreeing_pins(te_origin, upstream, tmp_
         ("qola verify --format github", 0),
     ], steps
     assert steps[0].stdout == (
-        f"lib 3rdparty/lib {upstream.lib_v2[:12]} cloned {upstream.lib} at {upstream.lib_v2[:12]}\n"
+        f"lib 3rdparty/lib {upstream.lib_v2[:12]} cloned {upstream.lib}\n"
     )
     assert steps[1].stdout == ""  # workflow commands only: there are none
     assert steps[1].stderr.endswith("qola: 1 dependency matches the manifest\n")

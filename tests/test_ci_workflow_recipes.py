@@ -89,6 +89,6 @@ def test_outdated_recipe_fails_on_a_pin_behind_by_old_commits(tmp_path, upstream
         "lib", upstream.lib_v2[:12], "2024-01-01", "the", "default", "branch",
         upstream.lib_tip[:12], "1", str(days),
     ]  # fmt: skip
-    assert step.stderr == "qola: 1 of 1 are more than 30 days behind: lib\n"
+    assert step.stderr == "qola: 1 of 1 dependency is more than 30 days behind: lib\n"
     assert not (tmp_path / "workspace" / "3rdparty" / "lib" / ".git").exists()  # no checkout
     assert os.listdir(tmp_path / "workspace" / "3rdparty" / "lib") == []

@@ -57,6 +57,35 @@ def test_noop_and_click_read_each_checkout_option_alike(spec):
             assert click_takes, (spec.dest, value)
 
 
+# A value each parser refuses from the environment, by kind (relative to the root).
+_REFUSED = {"file": ".", "folder": "qola.toml", "choice": "bogus"}
+
+
+@pytest.mark.parametrize("side", ["before", "after"])
+@pytest.mark.parametrize("spec", [s for s in options.COMMON if s.envvar], ids=lambda s: s.dest)
+def test_noop_and_click_let_an_option_on_either_side_beat_a_bad_environment_value(
+    spec, side, pinned_by_qola, run_qola, monkeypatch, capsys
+):
+    """The command line wins over the environment, before the command's name as after
+    it: the environment's value is then not read at all, by either parser."""
+    root = pinned_by_qola.root
+    good = {"manifest": str(pinned_by_qola.manifest), "root": str(root),
+            "safe_directory": "scoped"}[spec.dest]  # fmt: skip
+    given = [spec.flags[-1], good]
+    argv = [*given, "checkout"] if side == "before" else ["checkout", *given]
+    env = {spec.envvar: _REFUSED[spec.kind]}
+    full = run_qola(*argv, cwd=root, env=env)
+    assert (full.exit_code, full.stderr) == (0, ""), full.stderr
+    also = [*given, "verify"] if side == "before" else ["verify", *given]
+    assert run_qola(*also, cwd=root, env=env).exit_code == 0  # not only checkout
+    monkeypatch.setenv(spec.envvar, _REFUSED[spec.kind])
+    capsys.readouterr()
+    assert not declined(argv, root)
+    assert capsys.readouterr().out == full.stdout
+    alone = run_qola("checkout", cwd=root, env=env)  # nothing on the command line: refused
+    assert alone.exit_code == 2 and alone.stderr.startswith(f"qola: {spec.envvar}: ")
+
+
 @pytest.mark.parametrize("spec", options.COMMON, ids=lambda s: s.dest)
 def test_common_options_are_accepted_before_the_command(spec):
     group = _click_options(cli)
@@ -143,8 +172,10 @@ def test_manifest_search_stops_at_the_repository_top(tmp_path, run_qola):
     before = snapshot(tmp_path)
     res = run_qola("status", cwd=sub)
     assert res.exit_code == 2
-    assert res.stderr == (f"qola: {sub / 'qola.toml'}: no such manifest\n"
-                          "hint: pass --manifest PATH or set QOLA_MANIFEST\n")  # fmt: skip
+    assert res.stderr == (
+        f"qola: {sub}: no qola.toml here or in a folder above, up to {repo} (its repository's "
+        "top)\nhint: create one with `qola init`, or pass --manifest PATH (or set QOLA_MANIFEST)\n"
+    )
     assert snapshot(tmp_path) == before
 
 
@@ -163,7 +194,8 @@ def test_find_manifest_outside_any_repository_looks_in_the_folder_only(tmp_path)
     ("variable", "value", "problem"),
     [("QOLA_JOBS", "abc", "'abc' is not a valid integer"),
      ("QOLA_SAFE_DIRECTORY", "everything", "'everything' is not one of"),
-     ("QOLA_OFFLINE", "maybe", "'maybe' is not a valid boolean"),
+     ("QOLA_OFFLINE", "maybe",
+      "'maybe' is neither on (1, true, yes, on) nor off (0, false, no, off, or empty)"),
      ("QOLA_FETCH_TIMEOUT", "0", "0.0 is not in the range x>0")],
 )  # fmt: skip
 def test_bad_environment_value_names_the_variable(pinned_clean, run_qola, variable, value, problem):
@@ -269,6 +301,13 @@ def test_completion_offers_dependency_names_from_the_manifest(pinned_by_qola, tm
     assert _complete("bump", sub, "l") == ["lib"]
     assert _complete("verify", sub, "x") == []
     assert _complete(f"-m {pinned_by_qola.manifest} status", tmp_path) == ["lib"]
+
+
+def test_completion_offers_the_manifest_groups_after_group(make_project):
+    project = make_project(extra='groups = ["gemm", "fa"]\n')
+    assert _complete("checkout --group", project.root) == ["fa", "gemm"]
+    assert _complete("verify --group", project.root, "g") == ["gemm"]
+    assert _complete("checkout --group fa --group", project.root) == ["gemm"]
 
 
 def test_completion_offers_commands_and_options(tmp_path):

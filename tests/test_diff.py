@@ -83,7 +83,7 @@ def test_diff_verbose_fetches_nothing_into_a_partial_clone_of_the_dependency(
     before = snapshot(moved_forward.root)
     res = diff(run_qola, moved_forward, "-v")
     assert res.exit_code == 0, res.stderr
-    assert "  1 file changed, 1 insertions(+), 1 deletions(-)\n" in res.stdout
+    assert "  1 file changed, 1 insertion(+), 1 deletion(-)\n" in res.stdout  # as git says it
     assert snapshot(moved_forward.root) == before
 
 
@@ -131,7 +131,7 @@ def test_diff_verbose_adds_the_stat_and_the_nested_submodule_move(
     assert res.stdout == (
         f"lib {upstream.lib_v1[:7]}..{upstream.lib_v2[:7]} (1 commit)\n"
         f"  {upstream.lib_v2[:7]} lib v2, nested v2 (qola tests, 2024-01-01)\n"
-        "  2 files changed, 2 insertions(+), 1 deletions(-)\n"
+        "  2 files changed, 2 insertions(+), 1 deletion(-)\n"
         f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
     )
 
@@ -178,6 +178,41 @@ def test_diff_legacy_form_with_an_abbreviated_pin_at_the_revision(tmp_path, upst
     assert res.stdout == (
         f"lib {upstream.lib_v2[:7]}..{upstream.lib_tip[:7]} (1 commit)\n"
         f"  {upstream.lib_tip[:7]} lib v4 (qola tests, 2024-01-01)\n"
+    )
+
+
+@pytest.mark.parametrize("checked_out", [False, True], ids=["absent", "checked-out"])
+def test_diff_of_an_unchanged_abbreviated_pin_reports_no_change(
+    tmp_path, upstream, run_qola, checked_out
+):
+    """Both sides are expanded before they are compared: the same commit, spelled short,
+    is no move (absent, as in the pull-request recipe: no fetch of a short SHA either)."""
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v2,
+                               written=upstream.lib_v2[:10])  # fmt: skip
+    manifest = root / "qola.toml"
+    if checked_out:
+        assert run_qola("checkout", "-q", "-m", str(manifest)).exit_code == 0
+    before = snapshot(root)
+    res = run_qola("diff", "-m", str(manifest))
+    assert (res.exit_code, res.stdout) == (0, "no pin changed since HEAD\n"), res.stderr
+    data = json.loads(run_qola("diff", "--format", "json", "-m", str(manifest)).stdout)
+    assert (data["changes"], data["unchanged"]) == ([], ["lib"])
+    assert snapshot(root) == before
+
+
+def test_diff_of_a_moved_abbreviated_pin_names_both_commits_in_full(
+    tmp_path, upstream, run_qola
+):
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v2,
+                               written=upstream.lib_v2[:10])  # fmt: skip
+    git(root, "update-index", "--cacheinfo", f"160000,{upstream.lib_tip},3rdparty/lib")
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(upstream.lib_v2[:10], upstream.lib_tip[:10]))
+    res = run_qola("diff", "--format", "json", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    [change] = json.loads(res.stdout)["changes"]
+    assert (change["change"], change["old"], change["new"]) == (
+        "moved", upstream.lib_v2, upstream.lib_tip
     )
 
 
@@ -324,3 +359,38 @@ def test_markdown_does_not_link_other_hosts():
     assert markdown.commit_link("https://gitlab.com/a/b.git", "d32b0cb62e", "d32b0cb") == (
         "`d32b0cb`"
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("&commat;octocat", "\\&commat;octocat"),
+        ("&commat;ROCm/security-team", "\\&commat;ROCm/security-team"),
+        ("&num;1 and &#64;bob", "\\&num;1 and \\&\\#\u200b64;bob"),
+        ("fixes GH-1, gh-22", "fixes GH-\u200b1, gh-\u200b22"),
+        ("see https://evil.example/login", "see https://\u200bevil.example/login"),
+        ("see www.evil.example", "see www.\u200bevil.example"),
+        ("bell\x07 \x1b[8mhidden", "bell\\\\a \\\\033\\[8mhidden"),
+    ],
+    ids=["entity-mention", "entity-team", "entity-issue", "gh-n", "url", "www", "controls"],
+)
+def test_markdown_text_leaves_no_way_to_mention_link_or_control(written, shown):
+    assert markdown.text(written) == shown
+
+
+def test_diff_markdown_says_a_moved_pin_now_comes_from_another_repository_and_folder(
+    make_project, upstream, tmp_path, run_qola
+):
+    fork = tmp_path / "fork"
+    git(tmp_path, "clone", "-q", str(upstream.lib), str(fork))
+    project = make_project()
+    text = project.manifest.read_text().replace(upstream.lib_v2, upstream.lib_tip)
+    text = text.replace(f'url = "{upstream.lib}"', f'url = "{fork}"')
+    project.manifest.write_text(text.replace("3rdparty/lib", "3rdparty/lib2"))
+    res = diff(run_qola, project, "--format", "markdown")
+    assert res.exit_code == 0, res.stderr
+    [row] = [line for line in res.stdout.splitlines() if line.startswith("| `lib` |")]
+    where = markdown.text(
+        f"from {fork} (was {upstream.lib}), in 3rdparty/lib2 (was 3rdparty/lib)"
+    )
+    assert f"| forward; ⚠️ {where} |" in row

@@ -81,6 +81,19 @@ def test_unknown_group_without_a_close_one_lists_the_groups(grouped, run_qola):
     assert res.stderr.endswith("hint: groups: fa, gemm\n")
 
 
+def test_unknown_group_of_a_manifest_without_groups_says_how_to_make_one(
+    pinned_clean, run_qola
+):
+    before = snapshot(pinned_clean.root)
+    res = run_qola("verify", "-m", str(pinned_clean.manifest), "--group", "gemm")
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: {pinned_clean.manifest}: no dependency is in group 'gemm'\n"
+        'hint: the manifest has no groups; a dependency joins one with groups = ["NAME"]\n'
+    )
+    assert snapshot(pinned_clean.root) == before
+
+
 def test_noop_with_group_answers_without_click_like_the_full_command(
     grouped_checked_out, run_qola
 ):

@@ -176,3 +176,28 @@ def test_machine_formats_have_no_colour_even_when_forced(pinned_clean, run_qola)
         res = run_qola("verify", "--format", fmt, "-m", str(pinned_clean.manifest),
                        env={"FORCE_COLOR": "1"})  # fmt: skip
         assert "\x1b[" not in res.stdout + res.stderr, fmt
+
+
+@pytest.mark.parametrize("command", ["verify", "diff", "outdated"])
+def test_every_json_document_starts_with_schema_command_manifest_root_and_has_a_schema(
+    pinned_clean, upstream, run_qola, command
+):
+    """As docs/cli.md promises for every document, verify's, diff's and outdated's too."""
+    pinned_clean.set_pin(upstream.lib_v2, upstream.lib_v1)  # moved (diff), behind (outdated)
+    res = run_qola(command, "--format", "json", "-m", str(pinned_clean.manifest))
+    assert res.exit_code in (0, 1), res.stderr
+    data = valid(res.stdout, command)
+    assert list(data)[:4] == ["schema", "command", "manifest", "root"]
+    assert data["command"] == command
+
+
+def test_job_summary_neither_mentions_nor_links_from_a_file_name(pinned_clean, tmp_path, run_qola):
+    (pinned_clean.lib / "@octocat fixes #1 see https:").mkdir()
+    (pinned_clean.lib / "@octocat fixes #1 see https:" / "x.txt").write_text("x")
+    summary = tmp_path / "summary.md"
+    res = run_qola("verify", "--strict", "--format", "github", "-m", str(pinned_clean.manifest),
+                   env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert res.exit_code == 1
+    text = summary.read_text()
+    assert "@\u200boctocat fixes \\#\u200b1" in text
+    assert "@octocat" not in text and "#1" not in text

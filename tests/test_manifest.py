@@ -721,8 +721,9 @@ def test_missing_manifest_is_rejected_with_a_hint(
     res = run_qola("verify", cwd=empty_root.path)  # default: qola.toml in the current folder
     assert (res.exit_code, res.stdout) == (2, "")
     assert res.stderr == (
-        f"qola: {os.path.realpath(empty_root.path)}/qola.toml: no such manifest\n"
-        "hint: pass --manifest PATH or set QOLA_MANIFEST\n"
+        f"qola: {os.path.realpath(empty_root.path)}: no qola.toml here (the top of its "
+        "repository)\nhint: create one with `qola init`, or pass --manifest PATH (or set "
+        "QOLA_MANIFEST)\n"
     )
     assert snapshot(empty_root.path) == before
 

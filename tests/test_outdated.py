@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from repos import ran, snapshot
+from repos import commit_file, git, init_repo, ran, snapshot
 from superprojects import legacy_superproject
 
 DAY = 86400
@@ -74,7 +74,7 @@ def test_outdated_fail_if_behind_commits_or_days(make_project, run_qola, limit, 
     assert res.exit_code == code
     if code:
         what = "0 commits" if limit == "0" else "30 days"
-        assert res.stderr == f"qola: 1 of 1 are more than {what} behind: lib\n"
+        assert res.stderr == f"qola: 1 of 1 dependency is more than {what} behind: lib\n"
     else:
         assert res.stderr == ""
 
@@ -168,3 +168,52 @@ def test_outdated_group_selects(make_project, upstream, run_qola):
     )
     res = outdated(run_qola, make_project(extra=other), "--group", "fa")
     assert [line.split()[0] for line in res.stdout.splitlines()] == ["NAME", "lib"]
+
+
+@pytest.mark.parametrize(
+    ("limit", "said"),
+    [("0", "more than 0 commits behind"), ("1", "more than 1 commit behind"),
+     ("2", "more than 2 commits behind"), ("1d", "more than 1 day behind"),
+     ("30d", "more than 30 days behind")],
+)  # fmt: skip
+def test_outdated_limit_counts_its_commits_and_days_in_words_that_agree(limit, said):
+    from qola.lag import parse_limit
+
+    assert parse_limit(limit).describe() == said
+
+
+@pytest.fixture
+def old_branch_merged_today(tmp_path, make_project, monkeypatch):
+    """An upstream whose main merged, today, a branch with a commit made 90 days ago, off
+    a commit made 100 days ago that the project pins (track main)."""
+    repo = init_repo(tmp_path / "merged-upstream")
+    now = int(time.time())
+
+    def dated(days_ago: int) -> None:
+        when = f"@{now - days_ago * DAY} +0000"
+        monkeypatch.setenv("GIT_AUTHOR_DATE", when)
+        monkeypatch.setenv("GIT_COMMITTER_DATE", when)
+
+    dated(100)
+    base = commit_file(repo, "base.txt", "base\n")
+    git(repo, "checkout", "-q", "-b", "feature")
+    dated(90)
+    commit_file(repo, "feature.txt", "feature\n", "feature work")
+    git(repo, "checkout", "-q", "main")
+    dated(0)
+    git(repo, "merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
+    manifest = (f'[deps.up]\npath = "3rdparty/up"\nurl = "{repo}"\ncommit = "{base}"\n'
+                'track = "main"\n')  # fmt: skip
+    project = make_project()
+    project.manifest.write_text(manifest)
+    return project
+
+
+def test_outdated_days_count_from_when_a_merge_landed_not_from_its_commits(
+    old_branch_merged_today, run_qola
+):
+    res = outdated(run_qola, old_branch_merged_today, "--format", "json")
+    [dep] = json.loads(res.stdout)["deps"]
+    assert (dep["behind"], dep["behind_days"]) == (2, 0)
+    res = outdated(run_qola, old_branch_merged_today, "--fail-if-behind", "30d")
+    assert (res.exit_code, res.stderr) == (0, "")

@@ -396,3 +396,12 @@ def test_noop_stamp_sees_an_edited_patch(patched, texts):
     edited = {"0001-readme.patch": texts.readme_other, "0002-lib.patch": texts.lib_txt}
     write_series(patched, edited)
     assert not answered()  # the series changed: the full checkout must re-apply it
+
+
+def test_verify_of_a_patched_pin_at_another_commit_counts_its_patches(patched, upstream, run_qola):
+    elsewhere = git(patched.lib, "commit-tree", "-m", "unrelated", "HEAD^{tree}")
+    git(patched.lib, "checkout", "-q", "--detach", elsewhere)
+    assert verify_json(run_qola, patched) == (1, [
+        {"kind": "wrong-commit", "failure": True,
+         "message": f"HEAD is {elsewhere[:12]}, the pin is {upstream.lib_v2[:12]} + 2 patches"},
+    ])  # fmt: skip

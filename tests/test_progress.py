@@ -3,6 +3,7 @@ nothing but errors and results under -q, colour only where it belongs."""
 
 from __future__ import annotations
 
+import io
 import os
 import pty
 import select
@@ -189,3 +190,65 @@ def test_git_progress_lines_are_read_with_their_bytes():
                                                          int(4.78 * 2**20))  # fmt: skip
     assert console.read_git_progress("remote: Counting objects:  10% (1/10)") is not None
     assert console.read_git_progress("fatal: could not read from remote repository") is None
+
+
+def fetching(name: str, git_line: str) -> console.Activity:
+    """An activity fetching, six seconds in, with git's latest progress line."""
+    activity = console.Activity(name)
+    activity.step("fetching", "bc922796356f (depth 1)")
+    assert activity.git_line(git_line)
+    return activity
+
+
+RECEIVING = "Receiving objects:  16% (97/604), 1.48 MiB | 300.00 KiB/s"
+
+
+@pytest.mark.parametrize("width", [80, 60, 50, 40])
+def test_board_line_shortens_git_words_first_and_keeps_the_rate_and_the_seconds(width):
+    activity = fetching("big1", RECEIVING)
+    line = activity.line(activity.started + 6, width)
+    assert len(line) < width
+    assert line.endswith(" 300.00 KiB/s  6 s"), line
+    assert line.startswith("big1: fetching bc92")
+
+
+def test_board_line_on_a_wide_terminal_is_whole():
+    activity = fetching("big1", RECEIVING)
+    assert activity.line(activity.started + 6, 120) == (
+        "big1: fetching bc922796356f (depth 1)  Receiving objects 16% (97/604), 1.48 MiB | "
+        "300.00 KiB/s  6 s"
+    )
+    assert activity.line(activity.started + 6, 80) == (
+        "big1: fetching bc922796356f (depth 1)  16%, 1.48 MiB | 300.00 KiB/s  6 s"
+    )
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_board_hidden_after_the_terminal_narrowed_erases_every_row_its_lines_wrap_to(
+    monkeypatch,
+):
+    screen = _Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("COLUMNS", "120")
+    board = console._Board()
+    activity = fetching("big1", RECEIVING)
+    board.activities.append(activity)
+    board._draw(activity.started + 6)
+    drawn = screen.getvalue()
+    assert drawn.count("\n") == 1 and len(drawn) == len("\x1b[2K\n") + 99
+    monkeypatch.setenv("COLUMNS", "40")  # the window made narrower: 99 characters, 3 rows
+    board.hide()
+    assert screen.getvalue()[len(drawn):] == "\x1b[3F\x1b[J"
+
+
+def test_board_line_shows_control_characters_from_git_as_escapes():
+    hostile = "Receiving objects:  16% (97/604), 1.48 MiB | \x1b]0;PWNED\x07 1 KiB/s"
+    activity = fetching("big1", hostile)
+    line = activity.line(activity.started + 6, 200)
+    assert "\x1b" not in line and "\x07" not in line
+    assert "\\033]0;PWNED\\a" in line

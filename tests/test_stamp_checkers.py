@@ -191,6 +191,6 @@ def test_python_m_qola_stamp_names_the_entry_that_no_longer_holds(pinned_by_qola
     assert broken.returncode == 1
     line = f"  {head}: was {was}, now {stamp.expect(head)}\n"
     assert broken.stdout.count(line) == 2
-    assert "entries no longer hold: the fast path steps aside and qola looks again" in (
+    assert "entries no longer holds: the fast path steps aside and qola looks again" in (
         broken.stdout
     )

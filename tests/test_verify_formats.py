@@ -241,7 +241,7 @@ def test_github_escapes_workflow_command_data(pinned_clean, run_qola):
     [first] = res.stdout.splitlines()  # workflow commands only
     assert first == (
         "::error file=qola.toml,line=5,title=qola verify%3A lib dirty::"
-        "lib (3rdparty/lib): 50%25%0D%0A::error::x.txt: untracked"
+        'lib (3rdparty/lib): "50%25\\r\\n::error::x.txt": untracked'
     )
     assert res.stderr == "qola: 1 of 1 dependency does not match the manifest\n"
 
@@ -263,15 +263,14 @@ def test_github_overridden_is_a_notice(pinned_clean, make_project, run_qola):
 
 
 def test_junit_file_names_xml_cannot_hold_still_parse(pinned_clean, run_qola):
-    """An escape character in a file name is shown as \\x1b. CR LF survives in attributes;
-    in element text XML itself reads it back as LF."""
+    """A file name with an escape character and CR LF is quoted as git quotes it."""
     (pinned_clean.lib / "red\x1b[31m\r\nx.txt").write_text("x")
     res = run_qola("verify", "--strict", "--format", "junit", "-m", str(pinned_clean.manifest))
     assert res.exit_code == 1
     failure = ET.fromstring(res.stdout).find("testsuite/testcase/failure")
     assert failure is not None
-    assert failure.get("message") == "red\\x1b[31m\r\nx.txt: untracked"
-    assert failure.text == "dirty: red\\x1b[31m\nx.txt: untracked\n"
+    assert failure.get("message") == '"red\\033[31m\\r\\nx.txt": untracked'
+    assert failure.text == 'dirty: "red\\033[31m\\r\\nx.txt": untracked\n'
 
 
 def test_verify_unknown_format_exits_2_and_changes_nothing(pinned_clean, run_qola):

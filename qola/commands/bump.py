@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import console
+from qola.plural import count
 from qola.session import Common, Session, finite, session
 
 if TYPE_CHECKING:
@@ -240,7 +241,7 @@ def bump_all(
                               "fetches its new pin")  # fmt: skip
         gitlinks = {dep: moves.root_gitlink(sess.runner, sess.manifest, dep) for dep in pins}
         moves.write_manifest(sess.manifest, raw, new_text)
-        sess.note(f"{sess.manifest.path.name} now pins {len(pins)} new commits")
+        sess.note(f"{sess.manifest.path.name} now pins {count(len(pins), 'new commit')}")
         if not do_commit:
             stage(sess, raw, pins, gitlinks)
             return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qola import cmake_env, console
+from qola.plural import count
 from qola.session import Common, finite, session, write_cmake
 
 
@@ -50,7 +51,7 @@ def checkout(
                 console.message(result.failures[dep.name].render())
         if result.failures:
             failed = ", ".join(result.failures)
-            total = render.count(len(sess.deps), "dependency", "dependencies")
+            total = count(len(sess.deps), "dependency", "dependencies")
             console.message(
                 console.paint(f"qola: {len(result.failures)} of {total} failed: {failed}",
                               "red", console.stderr())

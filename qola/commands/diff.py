@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import json
+import html
 import time
 from typing import TYPE_CHECKING, Any
 
-from qola import console
+from qola import console, safetext
 from qola.errors import EXIT_GIT
+from qola.plural import count
 from qola.session import Common, finite, session
 
 if TYPE_CHECKING:
     from qola.changes import Change, Diff
+    from qola.history import Stat
     from qola.queries import Commit
 
 FORMATS = ("text", "json", "markdown")
@@ -27,7 +29,8 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> int:
 
     with session(common) as sess:
         sess.runner.timeout = finite(fetch_timeout)
-        found = changes.compare(sess.manifest, common.root, sess.runner, rev, common.verbose)
+        found = changes.compare(sess.manifest, sess.deps, common.root, sess.runner, rev,
+                                common.verbose)  # fmt: skip
         if fmt == "json":
             console.result(as_json(found), end="")
         elif fmt == "markdown":
@@ -84,10 +87,7 @@ def _text_change(change: Change, verbose: bool) -> list[str]:
         lines.append(f"  dropped: ... and {len(found.dropped) - len(dropped)} more")
     if found.stat is not None:
         stat = found.stat
-        lines.append(
-            f"  {_plural(stat.files, 'file')} changed, {stat.insertions} insertions(+), "
-            f"{stat.deletions} deletions(-)"
-        )
+        lines.append(f"  {_shortstat(stat)}")
         lines.extend(f"  submodule {p}: {_short(a)}..{_short(b)}" for p, a, b in stat.submodules)
     return lines
 
@@ -122,7 +122,9 @@ def _where(change: Change) -> str:
 
 
 def _commit_line(commit: Commit) -> str:
-    return f"{commit.sha[:7]} {commit.subject} ({commit.author}, {_day(commit.time)})"
+    """A commit as a line: its subject and author (other people's text) made readable."""
+    subject, author = safetext.line(commit.subject), safetext.line(commit.author)
+    return f"{commit.sha[:7]} {subject} ({author}, {_day(commit.time)})"
 
 
 # ----------------------------------------------------------------------- markdown
@@ -172,15 +174,20 @@ def _markdown_row(change: Change) -> str:
 
 
 def _markdown_kind(change: Change) -> str:
+    """The change as a reviewer must see it: a pin that now comes from another
+    repository or goes to another folder says so, whatever else it does."""
     from qola import markdown as md
     from qola.changes import MOVED
 
-    found = change.comparison
-    if change.kind != MOVED:
-        word = change.kind
-        if change.before and change.after:
-            word += ": " + md.text(_where(change))
+    word = _markdown_move(change) if change.kind == MOVED else change.kind
+    where = _where(change) if change.before and change.after else ""
+    if not where:
         return word
+    return f"{word}: {md.text(where)}" if change.kind != MOVED else f"{word}; ⚠️ {md.text(where)}"
+
+
+def _markdown_move(change: Change) -> str:
+    found = change.comparison
     if change.error is not None:
         return "moved (history not fetched)"
     if found is None or not found.known:
@@ -199,7 +206,7 @@ def _markdown_details(change: Change) -> list[str]:
     if found is None or not (found.added or found.dropped):
         return []
     dep = change.dep
-    title = f"<code>{dep.name}</code>: {_plural(len(found.added), 'commit')}"
+    title = f"<code>{html.escape(dep.name)}</code>: {_plural(len(found.added), 'commit')}"
     if found.dropped:
         title += f", {len(found.dropped)} dropped"
     out = ["", f"<details><summary>{title}</summary>", ""]
@@ -213,9 +220,7 @@ def _markdown_details(change: Change) -> list[str]:
         if len(listed) > MARKDOWN_LOG:
             out.append(f"- {label}… and {len(listed) - MARKDOWN_LOG} more")
     if found.stat is not None:
-        stat = found.stat
-        out += ["", f"{_plural(stat.files, 'file')} changed, {stat.insertions} insertions(+), "
-                    f"{stat.deletions} deletions(-)"]  # fmt: skip
+        out += ["", _shortstat(found.stat)]
     out += ["", "</details>"]
     return out
 
@@ -227,6 +232,7 @@ def as_json(found: Diff) -> str:
     """The versioned JSON document (docs/workflow.md)."""
     document = {
         "schema": JSON_SCHEMA,
+        "command": "diff",
         "manifest": str(found.manifest.path),
         "root": str(found.manifest.root),
         "rev": found.rev,
@@ -235,7 +241,7 @@ def as_json(found: Diff) -> str:
         "changes": [_change_json(change) for change in found.changes],
         "unchanged": list(found.unchanged),
     }
-    return json.dumps(document, indent=2) + "\n"
+    return safetext.json_document(document) + "\n"
 
 
 def _change_json(change: Change) -> dict[str, Any]:
@@ -279,8 +285,14 @@ def _commit_json(commit: Commit) -> dict[str, Any]:
 # ------------------------------------------------------------------------ helpers
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+def _plural(number: int, word: str) -> str:
+    return count(number, word)
+
+
+def _shortstat(stat: Stat) -> str:
+    """As `git diff --shortstat` says it: `1 file changed, 2 insertions(+), 1 deletion(-)`."""
+    return (f"{count(stat.files, 'file')} changed, {count(stat.insertions, 'insertion')}(+), "
+            f"{count(stat.deletions, 'deletion')}(-)")  # fmt: skip
 
 
 def _day(seconds: int) -> str:

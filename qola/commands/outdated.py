@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qola import console
+from qola import console, safetext
 from qola.errors import EXIT_GIT, EXIT_MISMATCH
+from qola.plural import count, verb
 from qola.session import Common, finite, session
 
 if TYPE_CHECKING:
@@ -41,7 +41,9 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
             console.message(item.error.render())
         if over and limit is not None:
             names = ", ".join(item.dep.name for item in over)
-            console.message(f"qola: {len(over)} of {len(lags)} are {limit.describe()}: {names}")
+            total = count(len(lags), "dependency", "dependencies")
+            console.message(f"qola: {len(over)} of {total} {verb(len(over), 'is', 'are')} "
+                            f"{limit.describe()}: {names}")  # fmt: skip
         return code
 
 
@@ -63,14 +65,16 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
         elif item.on_track is False:
             notes.append(
                 f"{item.dep.name}: the pin is not in the history of {item.follows}; "
-                f"{behind} of its commits are missing from the pin"
+                f"{behind} of its commits {verb(item.behind or 0, 'is', 'are')} missing "
+                "from the pin"
             )
         elif found is not None and not found.known:
             notes.append(f"{item.dep.name}: the pin {item.dep.commit[:12]} is not upstream")
         if verbose and found is not None and found.added:
             notes.append(f"{item.dep.name}: the commits on {item.follows} that the pin lacks:")
             notes.extend(
-                f"  {c.sha[:7]} {c.subject} ({c.author}, {_day(c.time)})"
+                f"  {c.sha[:7]} {safetext.line(c.subject)} ({safetext.line(c.author)}, "
+                f"{_day(c.time)})"
                 for c in found.added[:LOG_LINES]
             )
             if len(found.added) > LOG_LINES:
@@ -87,13 +91,14 @@ def as_json(
     """The versioned JSON document (docs/workflow.md)."""
     document = {
         "schema": JSON_SCHEMA,
-        "ok": code == 0,
+        "command": "outdated",
         "manifest": str(manifest),
         "root": str(root),
+        "ok": code == 0,
         "limit": None if limit is None else {"commits": limit.commits, "days": limit.days},
         "deps": [_lag_json(item, limit, now) for item in lags],
     }
-    return json.dumps(document, indent=2)
+    return safetext.json_document(document)
 
 
 def _lag_json(item: Lag, limit: Limit | None, now: float) -> dict[str, Any]:

@@ -45,7 +45,9 @@ def verify(
             from qola import remote as upstream
 
             report = upstream.add_problems(report, sess.runner)
-        console.result(render(fmt, report, time.monotonic() - started), end="")
+        # github: workflow commands of qola's own, whose data _annotation escapes.
+        console.result(render(fmt, report, time.monotonic() - started), end="",
+                       commands=fmt == "github")
         if fmt == "github":
             # stdout holds workflow commands only; the verdict is for the log, and the job
             # summary for the run's page.
