@@ -87,7 +87,8 @@ Commands
   results, stamps and ``qola-verify`` step; the result variables are set in
   each caller's scope. Two manifests may pin the same dependency folder to
   the same commit; to different commits it is a configure error naming both
-  manifests, raised before anything moves.
+  manifests, raised before anything moves by whichever call comes first (each
+  call knows the calls the last configure made after it).
 
   When a previous run left a stamp proving that nothing qola looked at has
   changed (the manifest, the patches, every dependency's and nested
@@ -374,6 +375,58 @@ function(_qola_add_verify_target id script)
   add_dependencies(qola-verify _qola_verify_${id})
 endfunction()
 
+# Notes this call among the configure's qola_checkout() calls, for qola to check that no
+# two of them pin one folder to different commits before either moves it
+# (QOLA_CMAKE_CALLS, QoLARun.cmake). The calls the last configure made, in the cache,
+# stand for those still to come in this one: a call learns of a later one's pins before
+# it moves anything. The cache keeps them until this configure's end, which forgets the
+# calls no longer made (and a failed configure keeps them all).
+function(_qola_note_call id manifest root deps groups)
+  if(NOT DEFINED CACHE{_QOLA_CALL_${id}})
+    # Fields percent-encoded where they hold what ends a field, an item or a line, or what
+    # a CMake list would group or split by (the record travels in lists of VAR=value).
+    set(record "")
+    set(separator "")
+    foreach(field IN ITEMS manifest root deps groups)
+      string(REPLACE "%" "%25" value "${${field}}")
+      string(REPLACE "|" "%7C" value "${value}")
+      string(REPLACE "," "%2C" value "${value}")
+      string(REPLACE "\n" "%0A" value "${value}")
+      string(REPLACE "\r" "%0D" value "${value}")
+      string(REPLACE "[" "%5B" value "${value}")
+      string(REPLACE "]" "%5D" value "${value}")
+      string(REPLACE "\\" "%5C" value "${value}")
+      if(field MATCHES "^(deps|groups)$")
+        string(REPLACE ";" "," value "${value}") # a list: its items
+      else()
+        string(REPLACE ";" "%3B" value "${value}")
+      endif()
+      string(APPEND record "${separator}${value}")
+      set(separator "|")
+    endforeach()
+    set(_QOLA_CALL_${id} "${record}" CACHE INTERNAL "qola: a qola_checkout() call, for qola")
+  endif()
+  get_property(started GLOBAL PROPERTY _QOLA_MADE SET)
+  if(NOT started)
+    set_property(GLOBAL PROPERTY _QOLA_LAST "${_QOLA_CALLS}")
+    set_property(GLOBAL PROPERTY _QOLA_MADE "")
+    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _qola_forget_calls_not_made)
+  endif()
+  get_property(made GLOBAL PROPERTY _QOLA_MADE)
+  get_property(later GLOBAL PROPERTY _QOLA_LAST)
+  list(APPEND made ${id})
+  list(REMOVE_DUPLICATES made)
+  set_property(GLOBAL PROPERTY _QOLA_MADE "${made}")
+  list(REMOVE_ITEM later ${made})
+  set(_QOLA_CALLS ${made} ${later} CACHE INTERNAL "qola: the last configure's qola_checkout() calls")
+endfunction()
+
+# At the end of a configure: the calls it made are the ones the next one expects.
+function(_qola_forget_calls_not_made)
+  get_property(made GLOBAL PROPERTY _QOLA_MADE)
+  set(_QOLA_CALLS "${made}" CACHE INTERNAL "qola: the last configure's qola_checkout() calls")
+endfunction()
+
 # --- the command ------------------------------------------------------------
 
 function(qola_checkout)
@@ -425,6 +478,7 @@ function(qola_checkout)
   set(workdir "${CMAKE_BINARY_DIR}/qola")
   set(results "${workdir}/${stem}-${id}.cmake")
 
+  _qola_note_call(${id} "${manifest}" "${root}" "${arg_DEPS}" "${arg_GROUPS}")
   _qola_python(python "${quiet}")
   set(common --manifest "${manifest}" --safe-directory ${safe})
   if(NOT root STREQUAL "")
@@ -493,10 +547,8 @@ function(qola_checkout)
   endforeach()
 
   # One walk over the dependencies: the override setting of each (seeded from the
-  # environment, then the cache decides; empty: check it out), the folders this call
-  # claims for the later calls of this configure (QOLA_CMAKE_CLAIMS), and the summary.
+  # environment, then the cache decides; empty: check it out), and the summary.
   _qola_cmake_names(uppers "${QOLA_DEPENDENCIES}")
-  set(claims "")
   set(lines "")
   set(overridden "")
   foreach(name upper IN ZIP_LISTS QOLA_DEPENDENCIES uppers)
@@ -504,14 +556,11 @@ function(qola_checkout)
       set(QOLA_SOURCE_DIR_${upper} "$ENV{QOLA_SOURCE_DIR_${upper}}" CACHE PATH
         "qola: use this folder as it is for dependency ${name} (empty: check it out)")
     endif()
-    if("${QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
-      string(APPEND claims "${QOLA_${upper}_SHA}\t${QOLA_${upper}_SOURCE_DIR}\t${manifest}\n")
-    else()
+    if(NOT "${QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
       string(APPEND lines "\n-- qola: ${name} overridden by ${QOLA_${upper}_SOURCE_DIR}")
       list(APPEND overridden ${name})
     endif()
   endforeach()
-  set_property(GLOBAL APPEND_STRING PROPERTY _QOLA_CLAIMS "${claims}")
   list(LENGTH QOLA_DEPENDENCIES pinned)
   list(LENGTH overridden count)
   math(EXPR pinned "${pinned} - ${count}")

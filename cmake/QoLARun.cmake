@@ -312,6 +312,27 @@ function(_qola_write_verify_script script manifest environment)
   file(WRITE "${script}" "${text}")
 endfunction()
 
+# QOLA_CMAKE_CALLS for the call `id` (qola/cmake_env.py): the records (_qola_note_call)
+# of the calls made earlier in this configure, then of those the last one made after them.
+function(_qola_other_calls out id)
+  get_property(made GLOBAL PROPERTY _QOLA_MADE)
+  get_property(later GLOBAL PROPERTY _QOLA_LAST)
+  list(REMOVE_ITEM later ${made})
+  set(lines "")
+  foreach(when IN ITEMS earlier later)
+    set(ids ${later})
+    if(when STREQUAL "earlier")
+      set(ids ${made})
+    endif()
+    foreach(other IN LISTS ids)
+      if(NOT other STREQUAL id AND DEFINED CACHE{_QOLA_CALL_${other}})
+        string(APPEND lines "${when}|${_QOLA_CALL_${other}}\n")
+      endif()
+    endforeach()
+  endforeach()
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
+
 # Runs qola (ARGN: the command line) for one qola_checkout() call, showing what it
 # reports on stderr as it goes (unless quiet). On success sets _qola_stdout in the
 # caller and writes the call's verify script; on failure stops the configure with
@@ -320,10 +341,10 @@ function(_qola_run manifest results id quiet)
   file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
   list(GET ARGN 0 python)
   _qola_environment(environment)
-  # Tell qola it runs under CMake (its hints then speak CMake), and which folders
-  # the earlier calls of this configure checked out.
-  get_property(claims GLOBAL PROPERTY _QOLA_CLAIMS)
-  set(settings "QOLA_CMAKE_BINARY_DIR=${CMAKE_BINARY_DIR}" "QOLA_CMAKE_CLAIMS=${claims}")
+  # Tell qola it runs under CMake (its hints then speak CMake), and the build's other
+  # qola_checkout() calls, whose pins it must not contradict.
+  _qola_other_calls(calls "${id}")
+  set(settings "QOLA_CMAKE_BINARY_DIR=${CMAKE_BINARY_DIR}" "QOLA_CMAKE_CALLS=${calls}")
   _qola_set_environment("${environment};${settings}" saved)
 
   _qola_check_import("${python}")
