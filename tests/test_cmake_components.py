@@ -278,10 +278,11 @@ def after_snippet() -> str:
     return found[1]
 
 
-@pytest.mark.parametrize(("version", "generator"), COMBINATIONS, ids=IDS)
-def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
-    version: str, generator: str, tmp_path: Path, upstream: Upstream
-) -> None:
+def te_shaped(tmp_path: Path, upstream: Upstream, version: str, generator: str,
+              manifest: str) -> Build:  # fmt: skip
+    """A TransformerEngine-shaped tree: docs/cmake.md's "after" snippet in a component,
+    AITER a submodule at 3rdparty/aiter (not checked out, as a fresh clone has it), qola
+    vendored at 3rdparty/qola; the component writes what it got to aiter.txt."""
     component = after_snippet() + (
         'file(WRITE "${CMAKE_BINARY_DIR}/aiter.txt" "${__AITER_SOURCE_DIR} ${QOLA_AITER_SHA}\\n")\n'
     )
@@ -289,7 +290,7 @@ def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
         "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(te LANGUAGES NONE)\n"
         "add_subdirectory(transformer_engine/common/ck_fused_attn)\n",
         "transformer_engine/common/ck_fused_attn/CMakeLists.txt": component,
-        "qola.toml": f'[qola]\naiter_commit = "{upstream.lib_v1}"\n',
+        "qola.toml": manifest,
     })  # fmt: skip
     te = build.src
     (te / "3rdparty").mkdir()
@@ -299,6 +300,16 @@ def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
     git(te, "add", "-A", ":!3rdparty/qola")
     git(te, "commit", "-q", "-m", "TE, AITER a submodule")
     git(te, "submodule", "deinit", "-q", "-f", "3rdparty/aiter")  # as a fresh clone has it
+    return build
+
+
+@pytest.mark.parametrize(("version", "generator"), COMBINATIONS, ids=IDS)
+def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
+    version: str, generator: str, tmp_path: Path, upstream: Upstream
+) -> None:
+    legacy = f'[qola]\naiter_commit = "{upstream.lib_v1}"\n'
+    build = te_shaped(tmp_path, upstream, version, generator, legacy)
+    te = build.src
 
     build.configure()
     build.build_()
@@ -314,3 +325,26 @@ def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
     assert head(aiter) == upstream.lib_v2
     assert head(aiter / "extern" / "nested") == upstream.nested_v2
     assert (build.build / "aiter.txt").read_text() == f"{aiter.as_posix()} {upstream.lib_v2}\n"
+
+
+@pytest.mark.parametrize("form", ["legacy", "deps"])
+@pytest.mark.parametrize(("version", "generator"), COMBINATIONS, ids=IDS)
+def test_configure_after_the_one_that_cloned_a_submodule_dependency_starts_no_python(
+    version: str, generator: str, form: str, tmp_path: Path, upstream: Upstream
+) -> None:
+    manifest = (
+        f'[qola]\naiter_commit = "{upstream.lib_v1}"\n'
+        if form == "legacy"
+        else pin("aiter", upstream.lib, upstream.lib_v1)
+    )
+    build = te_shaped(tmp_path, upstream, version, generator, manifest)
+    build.configure()  # clones AITER and initialises the submodule in the root's config
+    assert head(build.src / "3rdparty" / "aiter") == upstream.lib_v1
+    starts = build.log.read_text()
+
+    proc = build.configure()
+
+    assert build.log.read_text() == starts  # no interpreter started
+    assert "-- qola: qola.toml: 1 dependency at its pin, unchanged since the last configure" in (
+        proc.stdout
+    )
