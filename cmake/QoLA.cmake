@@ -75,9 +75,10 @@ Commands
   (``cmake --log-level=VERBOSE``).
 
   A failure is a ``FATAL_ERROR`` that names the manifest and shows qola's
-  output, which names each dependency that failed, its pinned SHA, and what to
-  do, in CMake's terms (``-DQOLA_FORCE=ON``, ``-DQOLA_SAFE_DIRECTORY=SCOPED``,
-  or the one command to run once).
+  report once (what qola did before it, shown live, is not repeated): each
+  dependency that failed, its pinned SHA, and what to do, in CMake's terms
+  (``-DQOLA_FORCE=ON``, ``-DQOLA_SAFE_DIRECTORY=SCOPED``, or the one command to
+  run once).
 
   A pin the root's gitlink disagrees with (a pin edited by hand) is a
   warning at every configure until the two agree; it names both commits and

@@ -336,7 +336,7 @@ endfunction()
 # Runs qola (ARGN: the command line) for one qola_checkout() call, showing what it
 # reports on stderr as it goes (unless quiet). On success sets _qola_stdout in the
 # caller and writes the call's verify script; on failure stops the configure with
-# the whole output.
+# what qola said that is not on the screen already.
 function(_qola_run manifest results id quiet)
   file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
   list(GET ARGN 0 python)
@@ -362,16 +362,23 @@ function(_qola_run manifest results id quiet)
   _qola_restore_environment("${saved}")
 
   set(output "${stdout}${stderr}")
+  # What qola said that is not on the screen yet, for a message to show once: stdout (its
+  # results, and under CMake a failure's report, qola/console.py's report()), and stderr
+  # too when it was not shown live (QUIET).
+  set(unshown "${stdout}")
+  if(NOT quiet STREQUAL "")
+    set(unshown "${stderr}${stdout}")
+  endif()
+  _qola_said(said "${unshown}")
   if(status EQUAL 0 OR (QOLA_SKIP_CHECKOUT AND status EQUAL 1))
     if(status EQUAL 1)
-      _qola_indent(shown "${output}")
       message(WARNING
         "qola: ${manifest}: the dependencies do not match the manifest. "
-        "QOLA_SKIP_CHECKOUT is ON, so they were left as they are:\n${shown}")
+        "QOLA_SKIP_CHECKOUT is ON, so they were left as they are${said}")
+      set(stdout "") # shown in the warning: not again as the summary
     endif()
     if(NOT EXISTS "${results}")
-      _qola_indent(shown "${output}")
-      message(FATAL_ERROR "qola: ${python} -m qola.cli did not write ${results}:\n${shown}")
+      message(FATAL_ERROR "qola: ${python} -m qola.cli did not write ${results}${said}")
     endif()
     _qola_write_verify_script("${CMAKE_BINARY_DIR}/qola/verify-${id}.cmake" "${manifest}"
       "${environment}" ${ARGN})
@@ -386,17 +393,26 @@ function(_qola_run manifest results id quiet)
     _qola_restore_environment("${saved}")
   endif()
   _qola_exit_meaning(meaning "${status}")
-  _qola_indent(shown "${output}")
   list(JOIN ARGN " " command)
   _qola_source_tree(tree)
   if(NOT tree STREQUAL "")
     string(PREPEND command "PYTHONPATH=${tree} ")
   endif()
   message(FATAL_ERROR
-    "qola: ${manifest}: checkout failed (${meaning}):\n"
-    "${shown}\n"
+    "qola: ${manifest}: checkout failed (${meaning})${said}\n"
     "The command was:\n"
     "    ${command}")
+endfunction()
+
+# ":" and the text, indented; or, when there is none, where to look instead.
+function(_qola_said out text)
+  string(STRIP "${text}" text)
+  if(text STREQUAL "")
+    set(${out} "; what qola printed is above" PARENT_SCOPE)
+  else()
+    _qola_indent(shown "${text}")
+    set(${out} ":\n${shown}" PARENT_SCOPE)
+  endif()
 endfunction()
 
 # What a run reported, as STATUS lines: each dependency qola changed or that is
