@@ -342,8 +342,10 @@ function(_qola_stamp_holds out)
 endfunction()
 
 
-# Includes the results file into the caller's scope (a macro on purpose).
-macro(_qola_read_results file)
+# Includes the caller's `results` file into the caller's scope (a macro on purpose). It
+# takes no argument: a macro's arguments are pasted into its body before it runs, so a
+# path given as one would have its `${...}` expanded.
+macro(_qola_read_results)
   set(_QOLA_FORMAT "")
   set(_QOLA_STAMP "")
   foreach(_qola_kind MISSING DIRS PRESENT FILES SHA256 REALPATHS REALPATH_SHA256 GLOBS
@@ -353,7 +355,7 @@ macro(_qola_read_results file)
   set(_QOLA_CONFIGURE_DEPENDS "")
   set(_QOLA_RESULT_VARIABLES "")
   set(_QOLA_WARNING "")
-  include("${file}")
+  include("${results}")
 endmacro()
 
 # Indents every line, so that CMake shows it as it is instead of re-wrapping it.
@@ -428,6 +430,19 @@ function(_qola_forget_calls_not_made)
   set(_QOLA_CALLS "${made}" CACHE INTERNAL "qola: the last configure's qola_checkout() calls")
 endfunction()
 
+# Stops the configure when `path` cannot be one item of a CMake list (the module passes
+# qola's command line and environment as lists): a `;` splits it, an unmatched `[` or `]`
+# joins it to the next item, `\;` loses its backslash.
+function(_qola_require_list_item what path)
+  set(items "${path};next")
+  list(LENGTH items count)
+  list(GET items 0 first)
+  if(NOT count EQUAL 2 OR NOT first STREQUAL path)
+    message(FATAL_ERROR "qola_checkout: the ${what} ${path} holds a `;`, or a `[` or `]` "
+      "without its pair, which CMake cannot pass on to qola as it is; rename the folder")
+  endif()
+endfunction()
+
 # --- the command ------------------------------------------------------------
 
 function(qola_checkout)
@@ -467,6 +482,10 @@ function(qola_checkout)
 
   # Before anything can fail: a fixed manifest must re-run configure.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest}")
+  foreach(what IN ITEMS manifest root)
+    _qola_require_list_item(${what} "${${what}}")
+  endforeach()
+  _qola_require_list_item("build folder" "${CMAKE_BINARY_DIR}")
 
   set(selection "${arg_DEPS}")
   if(DEFINED arg_GROUPS)
@@ -481,6 +500,7 @@ function(qola_checkout)
 
   _qola_note_call(${id} "${manifest}" "${root}" "${arg_DEPS}" "${arg_GROUPS}")
   _qola_python(python "${quiet}")
+  _qola_require_list_item(interpreter "${python}")
   set(common --manifest "${manifest}" --safe-directory ${safe})
   if(NOT root STREQUAL "")
     list(APPEND common --root "${root}")
@@ -511,7 +531,7 @@ function(qola_checkout)
   if(NOT QOLA_SKIP_CHECKOUT AND DEFINED _QOLA_DEPS_${id} AND EXISTS "${results}")
     _qola_stamp_key(key "${command}" _QOLA_DEPS_${id})
     if("${_QOLA_KEY_${id}}" STREQUAL "${key}")
-      _qola_read_results("${results}")
+      _qola_read_results()
       if("${_QOLA_FORMAT}" STREQUAL "${_QOLA_RESULTS_FORMAT}")
         _qola_stamp_holds(fast)
       endif()
@@ -524,7 +544,7 @@ function(qola_checkout)
       include("${_QOLA_MODULE_DIR}/QoLARun.cmake")
     endif()
     _qola_run("${manifest}" "${results}" "${id}" "${quiet}" ${command})
-    _qola_read_results("${results}")
+    _qola_read_results()
     if(NOT "${_QOLA_FORMAT}" STREQUAL "${_QOLA_RESULTS_FORMAT}")
       message(FATAL_ERROR
         "qola: ${results} has format '${_QOLA_FORMAT}', this QoLA.cmake reads format "

@@ -107,28 +107,47 @@ function(_qola_check_import python)
     "qola: interpreter known to import qola")
 endfunction()
 
+# A path as a double-quoted shell word a person can paste: `\`, `"`, `$` and a backquote
+# escaped, so that no folder name can end the word or run a command.
+function(_qola_shell_quoted out path)
+  string(REGEX REPLACE "([\\\"$`])" "\\\\\\1" path "${path}")
+  set(${out} "\"${path}\"" PARENT_SCOPE)
+endfunction()
+
+# A word of a command line a person can paste: as it is when the shell reads it so,
+# else double-quoted.
+function(_qola_shell_word out word)
+  if(NOT word MATCHES "^[-A-Za-z0-9_./=:,+@%]+$")
+    _qola_shell_quoted(word "${word}")
+  endif()
+  set(${out} "${word}" PARENT_SCOPE)
+endfunction()
+
 # The FATAL_ERROR for an interpreter that cannot run qola: what to install, where,
 # or which interpreter has it.
 function(_qola_explain_import python output)
   _qola_indent(shown "${output}")
-  set(build "\"${CMAKE_BINARY_DIR}\"")
+  _qola_shell_quoted(build "${CMAKE_BINARY_DIR}")
+  _qola_shell_quoted(run "${python}")
   _qola_source_tree(tree)
   if(NOT tree STREQUAL "")
     # qola itself comes from the tree: the interpreter lacks one of its dependencies.
     execute_process(
       COMMAND "${python}" -c "import os, sys, sysconfig; print(int(sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))))"
       RESULT_VARIABLE status OUTPUT_VARIABLE managed ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
-    set(venv "${CMAKE_BINARY_DIR}/qola-venv")
+    _qola_shell_quoted(venv "${CMAKE_BINARY_DIR}/qola-venv")
+    _qola_shell_quoted(venv_python "${CMAKE_BINARY_DIR}/qola-venv/bin/python")
+    _qola_shell_quoted(source "${tree}")
     string(CONCAT own
-      "    \"${python}\" -m venv \"${venv}\"\n"
-      "    \"${venv}/bin/python\" -m pip install \"${tree}\"\n"
-      "    cmake -DQOLA_PYTHON=\"${venv}/bin/python\" ${build}\n")
+      "    ${run} -m venv ${venv}\n"
+      "    ${venv_python} -m pip install ${source}\n"
+      "    cmake -DQOLA_PYTHON=${venv_python} ${build}\n")
     if(managed STREQUAL "1")
       string(CONCAT advice "${python} is managed by the system (EXTERNALLY-MANAGED): give "
         "qola a virtual environment of its own, once:\n${own}")
     else()
       string(CONCAT advice "Install them for that interpreter (this installs the qola of "
-        "${tree} with them):\n    \"${python}\" -m pip install \"${tree}\"\n"
+        "${tree} with them):\n    ${run} -m pip install ${source}\n"
         "or give qola a virtual environment of its own, once:\n${own}")
     endif()
     message(FATAL_ERROR
@@ -139,23 +158,25 @@ function(_qola_explain_import python output)
   set(advice "")
   _qola_installation_python(installed)
   if(NOT installed STREQUAL "" AND NOT installed STREQUAL python)
+    _qola_shell_quoted(word "${installed}")
     string(APPEND advice "qola is installed for ${installed}, whose installation provided "
       "${_QOLA_MODULE_DIR}/QoLAConfig.cmake; use it:\n"
-      "    cmake -DQOLA_PYTHON=\"${installed}\" ${build}\n")
+      "    cmake -DQOLA_PYTHON=${word} ${build}\n")
   else()
     find_program(script NAMES qola NO_CACHE)
     if(script)
       file(STRINGS "${script}" first LIMIT_COUNT 1)
       if(first MATCHES "^#! *([^ ]+)$" AND NOT CMAKE_MATCH_1 STREQUAL python)
+        _qola_shell_quoted(word "${CMAKE_MATCH_1}")
         string(APPEND advice "The qola on PATH, ${script}, runs ${CMAKE_MATCH_1}; use it:\n"
-          "    cmake -DQOLA_PYTHON=\"${CMAKE_MATCH_1}\" ${build}\n")
+          "    cmake -DQOLA_PYTHON=${word} ${build}\n")
       endif()
     endif()
   endif()
   message(FATAL_ERROR
     "qola: ${python}: cannot import qola:\n${shown}\n${advice}"
     "Or install qola for that interpreter:\n"
-    "    \"${python}\" -m pip install qola\n"
+    "    ${run} -m pip install qola\n"
     "or set QOLA_PYTHON to an interpreter that has it.")
 endfunction()
 
@@ -173,6 +194,7 @@ function(_qola_overrides out)
     else()
       cmake_path(ABSOLUTE_PATH ${variable} BASE_DIRECTORY "${CMAKE_SOURCE_DIR}"
         NORMALIZE OUTPUT_VARIABLE dir)
+      _qola_require_list_item(${variable} "${dir}")
       list(APPEND pairs "${variable}=${dir}")
     endif()
   endforeach()
@@ -189,6 +211,7 @@ function(_qola_environment out)
   list(APPEND pairs ${overrides})
   _qola_source_tree(tree)
   if(NOT tree STREQUAL "")
+    _qola_require_list_item("qola source tree" "${tree}")
     if("$ENV{PYTHONPATH}" STREQUAL "")
       list(APPEND pairs "PYTHONPATH=${tree}")
     else()
@@ -253,20 +276,28 @@ function(_qola_exit_meaning out status)
   set(${out} "exit ${status}: ${text}" PARENT_SCOPE)
 endfunction()
 
-# A CMake bracket argument holding text as it is.
-function(_qola_bracket out text)
-  set(equals "=")
-  while(text MATCHES "]${equals}]")
-    string(APPEND equals "=")
-  endwhile()
-  set(${out} "[${equals}[${text}]${equals}]" PARENT_SCOPE)
+# A CMake quoted argument whose value is exactly text: every character that would end
+# it, expand or be read otherwise (a bracket argument would lose a carriage return and a
+# leading newline) escaped, as qola/cmake_out.py's cmake_quote does for the results file.
+function(_qola_quote out text)
+  string(REPLACE "\\" "\\\\" text "${text}")
+  string(REPLACE "\"" "\\\"" text "${text}")
+  string(REPLACE "$" "\\$" text "${text}")
+  string(REPLACE "\n" "\\n" text "${text}")
+  string(REPLACE "\r" "\\r" text "${text}")
+  string(REPLACE "\t" "\\t" text "${text}")
+  set(${out} "\"${text}\"" PARENT_SCOPE)
 endfunction()
 
 # Writes (when it changed) the script the qola-verify step of one call runs: `qola
 # verify` with the manifest, settings and environment of the checkout just run.
 function(_qola_write_verify_script script manifest environment)
-  set(text "# Generated by QoLA.cmake: `qola verify` as the last configure ran qola on\n")
-  string(APPEND text "# ${manifest}\n")
+  # Every value goes in through _qola_quote, never pasted raw into a comment or an
+  # argument, where a path's quote, `$` or newline would end it or add code.
+  _qola_quote(shown "qola verify: ${manifest}: exit ")
+  set(text "# Generated by QoLA.cmake: `qola verify` as the last configure ran qola on the\n")
+  string(APPEND text "# manifest below, with its settings and environment.\n")
+  string(APPEND text "set(failed ${shown})\n")
   foreach(pair IN LISTS environment)
     string(FIND "${pair}" "=" eq)
     string(SUBSTRING "${pair}" 0 ${eq} variable)
@@ -275,7 +306,7 @@ function(_qola_write_verify_script script manifest environment)
     if(value STREQUAL "")
       string(APPEND text "unset(ENV{${variable}})\n")
     else()
-      _qola_bracket(value "${value}")
+      _qola_quote(value "${value}")
       string(APPEND text "set(ENV{${variable}} ${value})\n")
     endif()
   endforeach()
@@ -292,16 +323,16 @@ function(_qola_write_verify_script script manifest environment)
       if(at EQUAL 3)
         set(word verify) # python -m qola.cli <checkout>
       endif()
-      _qola_bracket(word "${word}")
+      _qola_quote(word "${word}")
       string(APPEND words " ${word}")
     endif()
     math(EXPR at "${at} + 1")
   endforeach()
-  _qola_bracket(workdir "${CMAKE_BINARY_DIR}/qola")
+  _qola_quote(workdir "${CMAKE_BINARY_DIR}/qola")
   string(APPEND text "execute_process(COMMAND${words}\n"
     "  WORKING_DIRECTORY ${workdir} RESULT_VARIABLE status)\n"
     "if(NOT status EQUAL 0)\n"
-    "  message(FATAL_ERROR \"qola verify: ${manifest}: exit \${status}\")\n"
+    "  message(FATAL_ERROR \"\${failed}\${status}\")\n"
     "endif()\n")
   if(EXISTS "${script}")
     file(READ "${script}" old)
@@ -393,11 +424,17 @@ function(_qola_run manifest results id quiet)
     _qola_restore_environment("${saved}")
   endif()
   _qola_exit_meaning(meaning "${status}")
-  list(JOIN ARGN " " command)
+  set(command "")
+  foreach(word IN LISTS ARGN)
+    _qola_shell_word(word "${word}")
+    string(APPEND command " ${word}")
+  endforeach()
   _qola_source_tree(tree)
   if(NOT tree STREQUAL "")
-    string(PREPEND command "PYTHONPATH=${tree} ")
+    _qola_shell_word(tree "${tree}")
+    string(PREPEND command " PYTHONPATH=${tree}")
   endif()
+  string(SUBSTRING "${command}" 1 -1 command)
   message(FATAL_ERROR
     "qola: ${manifest}: checkout failed (${meaning})${said}\n"
     "The command was:\n"
