@@ -75,9 +75,10 @@ Commands
   (``cmake --log-level=VERBOSE``).
 
   A failure is a ``FATAL_ERROR`` that names the manifest and shows qola's
-  output, which names each dependency that failed, its pinned SHA, and what to
-  do, in CMake's terms (``-DQOLA_FORCE=ON``, ``-DQOLA_SAFE_DIRECTORY=SCOPED``,
-  or the one command to run once).
+  report once (what qola did before it, shown live, is not repeated): each
+  dependency that failed, its pinned SHA, and what to do, in CMake's terms
+  (``-DQOLA_FORCE=ON``, ``-DQOLA_SAFE_DIRECTORY=SCOPED``, or the one command to
+  run once).
 
   A pin the root's gitlink disagrees with (a pin edited by hand) is a
   warning at every configure until the two agree; it names both commits and
@@ -87,7 +88,8 @@ Commands
   results, stamps and ``qola-verify`` step; the result variables are set in
   each caller's scope. Two manifests may pin the same dependency folder to
   the same commit; to different commits it is a configure error naming both
-  manifests, raised before anything moves.
+  manifests, raised before anything moves by whichever call comes first (each
+  call knows the calls the last configure made after it).
 
   When a previous run left a stamp proving that nothing qola looked at has
   changed (the manifest, the patches, every dependency's and nested
@@ -340,8 +342,10 @@ function(_qola_stamp_holds out)
 endfunction()
 
 
-# Includes the results file into the caller's scope (a macro on purpose).
-macro(_qola_read_results file)
+# Includes the caller's `results` file into the caller's scope (a macro on purpose). It
+# takes no argument: a macro's arguments are pasted into its body before it runs, so a
+# path given as one would have its `${...}` expanded.
+macro(_qola_read_results)
   set(_QOLA_FORMAT "")
   set(_QOLA_STAMP "")
   foreach(_qola_kind MISSING DIRS PRESENT FILES SHA256 REALPATHS REALPATH_SHA256 GLOBS
@@ -351,7 +355,7 @@ macro(_qola_read_results file)
   set(_QOLA_CONFIGURE_DEPENDS "")
   set(_QOLA_RESULT_VARIABLES "")
   set(_QOLA_WARNING "")
-  include("${file}")
+  include("${results}")
 endmacro()
 
 # Indents every line, so that CMake shows it as it is instead of re-wrapping it.
@@ -372,6 +376,71 @@ function(_qola_add_verify_target id script)
     add_custom_target(qola-verify)
   endif()
   add_dependencies(qola-verify _qola_verify_${id})
+endfunction()
+
+# Notes this call among the configure's qola_checkout() calls, for qola to check that no
+# two of them pin one folder to different commits before either moves it
+# (QOLA_CMAKE_CALLS, QoLARun.cmake). The calls the last configure made, in the cache,
+# stand for those still to come in this one: a call learns of a later one's pins before
+# it moves anything. The cache keeps them until this configure's end, which forgets the
+# calls no longer made (and a failed configure keeps them all).
+function(_qola_note_call id manifest root deps groups)
+  if(NOT DEFINED CACHE{_QOLA_CALL_${id}})
+    # Fields percent-encoded where they hold what ends a field, an item or a line, or what
+    # a CMake list would group or split by (the record travels in lists of VAR=value).
+    set(record "")
+    set(separator "")
+    foreach(field IN ITEMS manifest root deps groups)
+      string(REPLACE "%" "%25" value "${${field}}")
+      string(REPLACE "|" "%7C" value "${value}")
+      string(REPLACE "," "%2C" value "${value}")
+      string(REPLACE "\n" "%0A" value "${value}")
+      string(REPLACE "\r" "%0D" value "${value}")
+      string(REPLACE "[" "%5B" value "${value}")
+      string(REPLACE "]" "%5D" value "${value}")
+      string(REPLACE "\\" "%5C" value "${value}")
+      if(field MATCHES "^(deps|groups)$")
+        string(REPLACE ";" "," value "${value}") # a list: its items
+      else()
+        string(REPLACE ";" "%3B" value "${value}")
+      endif()
+      string(APPEND record "${separator}${value}")
+      set(separator "|")
+    endforeach()
+    set(_QOLA_CALL_${id} "${record}" CACHE INTERNAL "qola: a qola_checkout() call, for qola")
+  endif()
+  get_property(started GLOBAL PROPERTY _QOLA_MADE SET)
+  if(NOT started)
+    set_property(GLOBAL PROPERTY _QOLA_LAST "${_QOLA_CALLS}")
+    set_property(GLOBAL PROPERTY _QOLA_MADE "")
+    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _qola_forget_calls_not_made)
+  endif()
+  get_property(made GLOBAL PROPERTY _QOLA_MADE)
+  get_property(later GLOBAL PROPERTY _QOLA_LAST)
+  list(APPEND made ${id})
+  list(REMOVE_DUPLICATES made)
+  set_property(GLOBAL PROPERTY _QOLA_MADE "${made}")
+  list(REMOVE_ITEM later ${made})
+  set(_QOLA_CALLS ${made} ${later} CACHE INTERNAL "qola: the last configure's qola_checkout() calls")
+endfunction()
+
+# At the end of a configure: the calls it made are the ones the next one expects.
+function(_qola_forget_calls_not_made)
+  get_property(made GLOBAL PROPERTY _QOLA_MADE)
+  set(_QOLA_CALLS "${made}" CACHE INTERNAL "qola: the last configure's qola_checkout() calls")
+endfunction()
+
+# Stops the configure when `path` cannot be one item of a CMake list (the module passes
+# qola's command line and environment as lists): a `;` splits it, an unmatched `[` or `]`
+# joins it to the next item, `\;` loses its backslash.
+function(_qola_require_list_item what path)
+  set(items "${path};next")
+  list(LENGTH items count)
+  list(GET items 0 first)
+  if(NOT count EQUAL 2 OR NOT first STREQUAL path)
+    message(FATAL_ERROR "qola_checkout: the ${what} ${path} holds a `;`, or a `[` or `]` "
+      "without its pair, which CMake cannot pass on to qola as it is; rename the folder")
+  endif()
 endfunction()
 
 # --- the command ------------------------------------------------------------
@@ -413,6 +482,10 @@ function(qola_checkout)
 
   # Before anything can fail: a fixed manifest must re-run configure.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${manifest}")
+  foreach(what IN ITEMS manifest root)
+    _qola_require_list_item(${what} "${${what}}")
+  endforeach()
+  _qola_require_list_item("build folder" "${CMAKE_BINARY_DIR}")
 
   set(selection "${arg_DEPS}")
   if(DEFINED arg_GROUPS)
@@ -425,7 +498,9 @@ function(qola_checkout)
   set(workdir "${CMAKE_BINARY_DIR}/qola")
   set(results "${workdir}/${stem}-${id}.cmake")
 
+  _qola_note_call(${id} "${manifest}" "${root}" "${arg_DEPS}" "${arg_GROUPS}")
   _qola_python(python "${quiet}")
+  _qola_require_list_item(interpreter "${python}")
   set(common --manifest "${manifest}" --safe-directory ${safe})
   if(NOT root STREQUAL "")
     list(APPEND common --root "${root}")
@@ -456,7 +531,7 @@ function(qola_checkout)
   if(NOT QOLA_SKIP_CHECKOUT AND DEFINED _QOLA_DEPS_${id} AND EXISTS "${results}")
     _qola_stamp_key(key "${command}" _QOLA_DEPS_${id})
     if("${_QOLA_KEY_${id}}" STREQUAL "${key}")
-      _qola_read_results("${results}")
+      _qola_read_results()
       if("${_QOLA_FORMAT}" STREQUAL "${_QOLA_RESULTS_FORMAT}")
         _qola_stamp_holds(fast)
       endif()
@@ -469,7 +544,7 @@ function(qola_checkout)
       include("${_QOLA_MODULE_DIR}/QoLARun.cmake")
     endif()
     _qola_run("${manifest}" "${results}" "${id}" "${quiet}" ${command})
-    _qola_read_results("${results}")
+    _qola_read_results()
     if(NOT "${_QOLA_FORMAT}" STREQUAL "${_QOLA_RESULTS_FORMAT}")
       message(FATAL_ERROR
         "qola: ${results} has format '${_QOLA_FORMAT}', this QoLA.cmake reads format "
@@ -493,10 +568,8 @@ function(qola_checkout)
   endforeach()
 
   # One walk over the dependencies: the override setting of each (seeded from the
-  # environment, then the cache decides; empty: check it out), the folders this call
-  # claims for the later calls of this configure (QOLA_CMAKE_CLAIMS), and the summary.
+  # environment, then the cache decides; empty: check it out), and the summary.
   _qola_cmake_names(uppers "${QOLA_DEPENDENCIES}")
-  set(claims "")
   set(lines "")
   set(overridden "")
   foreach(name upper IN ZIP_LISTS QOLA_DEPENDENCIES uppers)
@@ -504,14 +577,11 @@ function(qola_checkout)
       set(QOLA_SOURCE_DIR_${upper} "$ENV{QOLA_SOURCE_DIR_${upper}}" CACHE PATH
         "qola: use this folder as it is for dependency ${name} (empty: check it out)")
     endif()
-    if("${QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
-      string(APPEND claims "${QOLA_${upper}_SHA}\t${QOLA_${upper}_SOURCE_DIR}\t${manifest}\n")
-    else()
+    if(NOT "${QOLA_SOURCE_DIR_${upper}}" STREQUAL "")
       string(APPEND lines "\n-- qola: ${name} overridden by ${QOLA_${upper}_SOURCE_DIR}")
       list(APPEND overridden ${name})
     endif()
   endforeach()
-  set_property(GLOBAL APPEND_STRING PROPERTY _QOLA_CLAIMS "${claims}")
   list(LENGTH QOLA_DEPENDENCIES pinned)
   list(LENGTH overridden count)
   math(EXPR pinned "${pinned} - ${count}")

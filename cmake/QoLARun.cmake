@@ -107,28 +107,47 @@ function(_qola_check_import python)
     "qola: interpreter known to import qola")
 endfunction()
 
+# A path as a double-quoted shell word a person can paste: `\`, `"`, `$` and a backquote
+# escaped, so that no folder name can end the word or run a command.
+function(_qola_shell_quoted out path)
+  string(REGEX REPLACE "([\\\"$`])" "\\\\\\1" path "${path}")
+  set(${out} "\"${path}\"" PARENT_SCOPE)
+endfunction()
+
+# A word of a command line a person can paste: as it is when the shell reads it so,
+# else double-quoted.
+function(_qola_shell_word out word)
+  if(NOT word MATCHES "^[-A-Za-z0-9_./=:,+@%]+$")
+    _qola_shell_quoted(word "${word}")
+  endif()
+  set(${out} "${word}" PARENT_SCOPE)
+endfunction()
+
 # The FATAL_ERROR for an interpreter that cannot run qola: what to install, where,
 # or which interpreter has it.
 function(_qola_explain_import python output)
   _qola_indent(shown "${output}")
-  set(build "\"${CMAKE_BINARY_DIR}\"")
+  _qola_shell_quoted(build "${CMAKE_BINARY_DIR}")
+  _qola_shell_quoted(run "${python}")
   _qola_source_tree(tree)
   if(NOT tree STREQUAL "")
     # qola itself comes from the tree: the interpreter lacks one of its dependencies.
     execute_process(
       COMMAND "${python}" -c "import os, sys, sysconfig; print(int(sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))))"
       RESULT_VARIABLE status OUTPUT_VARIABLE managed ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
-    set(venv "${CMAKE_BINARY_DIR}/qola-venv")
+    _qola_shell_quoted(venv "${CMAKE_BINARY_DIR}/qola-venv")
+    _qola_shell_quoted(venv_python "${CMAKE_BINARY_DIR}/qola-venv/bin/python")
+    _qola_shell_quoted(source "${tree}")
     string(CONCAT own
-      "    \"${python}\" -m venv \"${venv}\"\n"
-      "    \"${venv}/bin/python\" -m pip install \"${tree}\"\n"
-      "    cmake -DQOLA_PYTHON=\"${venv}/bin/python\" ${build}\n")
+      "    ${run} -m venv ${venv}\n"
+      "    ${venv_python} -m pip install ${source}\n"
+      "    cmake -DQOLA_PYTHON=${venv_python} ${build}\n")
     if(managed STREQUAL "1")
       string(CONCAT advice "${python} is managed by the system (EXTERNALLY-MANAGED): give "
         "qola a virtual environment of its own, once:\n${own}")
     else()
       string(CONCAT advice "Install them for that interpreter (this installs the qola of "
-        "${tree} with them):\n    \"${python}\" -m pip install \"${tree}\"\n"
+        "${tree} with them):\n    ${run} -m pip install ${source}\n"
         "or give qola a virtual environment of its own, once:\n${own}")
     endif()
     message(FATAL_ERROR
@@ -139,16 +158,18 @@ function(_qola_explain_import python output)
   set(advice "")
   _qola_installation_python(installed)
   if(NOT installed STREQUAL "" AND NOT installed STREQUAL python)
+    _qola_shell_quoted(word "${installed}")
     string(APPEND advice "qola is installed for ${installed}, whose installation provided "
       "${_QOLA_MODULE_DIR}/QoLAConfig.cmake; use it:\n"
-      "    cmake -DQOLA_PYTHON=\"${installed}\" ${build}\n")
+      "    cmake -DQOLA_PYTHON=${word} ${build}\n")
   else()
     find_program(script NAMES qola NO_CACHE)
     if(script)
       file(STRINGS "${script}" first LIMIT_COUNT 1)
       if(first MATCHES "^#! *([^ ]+)$" AND NOT CMAKE_MATCH_1 STREQUAL python)
+        _qola_shell_quoted(word "${CMAKE_MATCH_1}")
         string(APPEND advice "The qola on PATH, ${script}, runs ${CMAKE_MATCH_1}; use it:\n"
-          "    cmake -DQOLA_PYTHON=\"${CMAKE_MATCH_1}\" ${build}\n")
+          "    cmake -DQOLA_PYTHON=${word} ${build}\n")
       endif()
     endif()
   endif()
@@ -156,13 +177,14 @@ function(_qola_explain_import python output)
   # installation came from when pip recorded it, else from a checkout or qola's git URL.
   _qola_installed_from(source)
   if(NOT source STREQUAL "")
+    _qola_shell_quoted(source "${source}")
     string(CONCAT install "Or install qola for that interpreter from where this one came "
-      "from:\n    \"${python}\" -m pip install \"${source}\"\n")
+      "from:\n    ${run} -m pip install ${source}\n")
   else()
     string(CONCAT install "Or install qola for that interpreter, from a checkout of qola or "
       "its git URL (qola is not on PyPI):\n"
-      "    \"${python}\" -m pip install /path/to/qola\n"
-      "    \"${python}\" -m pip install \"git+<qola's repository URL>\"\n")
+      "    ${run} -m pip install /path/to/qola\n"
+      "    ${run} -m pip install \"git+<qola's repository URL>\"\n")
   endif()
   message(FATAL_ERROR
     "qola: ${python}: cannot import qola:\n${shown}\n${advice}${install}"
@@ -206,6 +228,7 @@ function(_qola_overrides out)
     else()
       cmake_path(ABSOLUTE_PATH ${variable} BASE_DIRECTORY "${CMAKE_SOURCE_DIR}"
         NORMALIZE OUTPUT_VARIABLE dir)
+      _qola_require_list_item(${variable} "${dir}")
       list(APPEND pairs "${variable}=${dir}")
     endif()
   endforeach()
@@ -222,6 +245,7 @@ function(_qola_environment out)
   list(APPEND pairs ${overrides})
   _qola_source_tree(tree)
   if(NOT tree STREQUAL "")
+    _qola_require_list_item("qola source tree" "${tree}")
     if("$ENV{PYTHONPATH}" STREQUAL "")
       list(APPEND pairs "PYTHONPATH=${tree}")
     else()
@@ -291,20 +315,28 @@ function(_qola_exit_meaning out status)
   set(${out} "exit ${status}: ${text}" PARENT_SCOPE)
 endfunction()
 
-# A CMake bracket argument holding text as it is.
-function(_qola_bracket out text)
-  set(equals "=")
-  while(text MATCHES "]${equals}]")
-    string(APPEND equals "=")
-  endwhile()
-  set(${out} "[${equals}[${text}]${equals}]" PARENT_SCOPE)
+# A CMake quoted argument whose value is exactly text: every character that would end
+# it, expand or be read otherwise (a bracket argument would lose a carriage return and a
+# leading newline) escaped, as qola/cmake_out.py's cmake_quote does for the results file.
+function(_qola_quote out text)
+  string(REPLACE "\\" "\\\\" text "${text}")
+  string(REPLACE "\"" "\\\"" text "${text}")
+  string(REPLACE "$" "\\$" text "${text}")
+  string(REPLACE "\n" "\\n" text "${text}")
+  string(REPLACE "\r" "\\r" text "${text}")
+  string(REPLACE "\t" "\\t" text "${text}")
+  set(${out} "\"${text}\"" PARENT_SCOPE)
 endfunction()
 
 # Writes (when it changed) the script the qola-verify step of one call runs: `qola
 # verify` with the manifest, settings and environment of the checkout just run.
 function(_qola_write_verify_script script manifest environment)
-  set(text "# Generated by QoLA.cmake: `qola verify` as the last configure ran qola on\n")
-  string(APPEND text "# ${manifest}\n")
+  # Every value goes in through _qola_quote, never pasted raw into a comment or an
+  # argument, where a path's quote, `$` or newline would end it or add code.
+  _qola_quote(shown "qola verify: ${manifest}: exit ")
+  set(text "# Generated by QoLA.cmake: `qola verify` as the last configure ran qola on the\n")
+  string(APPEND text "# manifest below, with its settings and environment.\n")
+  string(APPEND text "set(failed ${shown})\n")
   foreach(pair IN LISTS environment)
     string(FIND "${pair}" "=" eq)
     string(SUBSTRING "${pair}" 0 ${eq} variable)
@@ -313,7 +345,7 @@ function(_qola_write_verify_script script manifest environment)
     if(value STREQUAL "")
       string(APPEND text "unset(ENV{${variable}})\n")
     else()
-      _qola_bracket(value "${value}")
+      _qola_quote(value "${value}")
       string(APPEND text "set(ENV{${variable}} ${value})\n")
     endif()
   endforeach()
@@ -330,16 +362,16 @@ function(_qola_write_verify_script script manifest environment)
       if(at EQUAL 3)
         set(word verify) # python -m qola.cli <checkout>
       endif()
-      _qola_bracket(word "${word}")
+      _qola_quote(word "${word}")
       string(APPEND words " ${word}")
     endif()
     math(EXPR at "${at} + 1")
   endforeach()
-  _qola_bracket(workdir "${CMAKE_BINARY_DIR}/qola")
+  _qola_quote(workdir "${CMAKE_BINARY_DIR}/qola")
   string(APPEND text "execute_process(COMMAND${words}\n"
     "  WORKING_DIRECTORY ${workdir} RESULT_VARIABLE status)\n"
     "if(NOT status EQUAL 0)\n"
-    "  message(FATAL_ERROR \"qola verify: ${manifest}: exit \${status}\")\n"
+    "  message(FATAL_ERROR \"\${failed}\${status}\")\n"
     "endif()\n")
   if(EXISTS "${script}")
     file(READ "${script}" old)
@@ -350,18 +382,39 @@ function(_qola_write_verify_script script manifest environment)
   file(WRITE "${script}" "${text}")
 endfunction()
 
+# QOLA_CMAKE_CALLS for the call `id` (qola/cmake_env.py): the records (_qola_note_call)
+# of the calls made earlier in this configure, then of those the last one made after them.
+function(_qola_other_calls out id)
+  get_property(made GLOBAL PROPERTY _QOLA_MADE)
+  get_property(later GLOBAL PROPERTY _QOLA_LAST)
+  list(REMOVE_ITEM later ${made})
+  set(lines "")
+  foreach(when IN ITEMS earlier later)
+    set(ids ${later})
+    if(when STREQUAL "earlier")
+      set(ids ${made})
+    endif()
+    foreach(other IN LISTS ids)
+      if(NOT other STREQUAL id AND DEFINED CACHE{_QOLA_CALL_${other}})
+        string(APPEND lines "${when}|${_QOLA_CALL_${other}}\n")
+      endif()
+    endforeach()
+  endforeach()
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
+
 # Runs qola (ARGN: the command line) for one qola_checkout() call, showing what it
 # reports on stderr as it goes (unless quiet). On success sets _qola_stdout in the
 # caller and writes the call's verify script; on failure stops the configure with
-# the whole output.
+# what qola said that is not on the screen already.
 function(_qola_run manifest results id quiet)
   file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
   list(GET ARGN 0 python)
   _qola_environment(environment)
-  # Tell qola it runs under CMake (its hints then speak CMake), and which folders
-  # the earlier calls of this configure checked out.
-  get_property(claims GLOBAL PROPERTY _QOLA_CLAIMS)
-  set(settings "QOLA_CMAKE_BINARY_DIR=${CMAKE_BINARY_DIR}" "QOLA_CMAKE_CLAIMS=${claims}")
+  # Tell qola it runs under CMake (its hints then speak CMake), and the build's other
+  # qola_checkout() calls, whose pins it must not contradict.
+  _qola_other_calls(calls "${id}")
+  set(settings "QOLA_CMAKE_BINARY_DIR=${CMAKE_BINARY_DIR}" "QOLA_CMAKE_CALLS=${calls}")
   _qola_set_environment("${environment};${settings}" saved)
 
   _qola_check_import("${python}")
@@ -379,16 +432,23 @@ function(_qola_run manifest results id quiet)
   _qola_restore_environment("${saved}")
 
   set(output "${stdout}${stderr}")
+  # What qola said that is not on the screen yet, for a message to show once: stdout (its
+  # results, and under CMake a failure's report, qola/console.py's report()), and stderr
+  # too when it was not shown live (QUIET).
+  set(unshown "${stdout}")
+  if(NOT quiet STREQUAL "")
+    set(unshown "${stderr}${stdout}")
+  endif()
+  _qola_said(said "${unshown}")
   if(status EQUAL 0 OR (QOLA_SKIP_CHECKOUT AND status EQUAL 1))
     if(status EQUAL 1)
-      _qola_indent(shown "${output}")
       message(WARNING
         "qola: ${manifest}: the dependencies do not match the manifest. "
-        "QOLA_SKIP_CHECKOUT is ON, so they were left as they are:\n${shown}")
+        "QOLA_SKIP_CHECKOUT is ON, so they were left as they are${said}")
+      set(stdout "") # shown in the warning: not again as the summary
     endif()
     if(NOT EXISTS "${results}")
-      _qola_indent(shown "${output}")
-      message(FATAL_ERROR "qola: ${python} -m qola.cli did not write ${results}:\n${shown}")
+      message(FATAL_ERROR "qola: ${python} -m qola.cli did not write ${results}${said}")
     endif()
     _qola_write_verify_script("${CMAKE_BINARY_DIR}/qola/verify-${id}.cmake" "${manifest}"
       "${environment}" ${ARGN})
@@ -403,17 +463,32 @@ function(_qola_run manifest results id quiet)
     _qola_restore_environment("${saved}")
   endif()
   _qola_exit_meaning(meaning "${status}")
-  _qola_indent(shown "${output}")
-  list(JOIN ARGN " " command)
+  set(command "")
+  foreach(word IN LISTS ARGN)
+    _qola_shell_word(word "${word}")
+    string(APPEND command " ${word}")
+  endforeach()
   _qola_source_tree(tree)
   if(NOT tree STREQUAL "")
-    string(PREPEND command "PYTHONPATH=${tree} ")
+    _qola_shell_word(tree "${tree}")
+    string(PREPEND command " PYTHONPATH=${tree}")
   endif()
+  string(SUBSTRING "${command}" 1 -1 command)
   message(FATAL_ERROR
-    "qola: ${manifest}: checkout failed (${meaning}):\n"
-    "${shown}\n"
+    "qola: ${manifest}: checkout failed (${meaning})${said}\n"
     "The command was:\n"
     "    ${command}")
+endfunction()
+
+# ":" and the text, indented; or, when there is none, where to look instead.
+function(_qola_said out text)
+  string(STRIP "${text}" text)
+  if(text STREQUAL "")
+    set(${out} "; what qola printed is above" PARENT_SCOPE)
+  else()
+    _qola_indent(shown "${text}")
+    set(${out} ":\n${shown}" PARENT_SCOPE)
+  endif()
 endfunction()
 
 # What a run reported, as STATUS lines: each dependency qola changed or that is

@@ -259,18 +259,18 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except QolaError as error:
-            console.message(error.render())
+            console.report(error.render())
             sys.exit(error.exit_code)
         except UnicodeDecodeError as error:
-            console.message(f"qola: cannot decode a file as UTF-8: {error.reason}")
+            console.report(f"qola: cannot decode a file as UTF-8: {error.reason}")
             sys.exit(EXIT_USAGE)
         except OSError as error:
             where = error.filename or "qola"
-            console.message(f"qola: {where}: {error.strerror or error}")
+            console.report(f"qola: {where}: {error.strerror or error}")
             sys.exit(EXIT_GIT)
         except KeyboardInterrupt:
             # Caught here: click's own handling would say "Aborted!" and exit 1.
-            console.message("qola: interrupted")
+            console.report("qola: interrupted")
             sys.exit(EXIT_INTERRUPTED)
 
     return wrapper  # type: ignore[return-value]

@@ -6,10 +6,13 @@ QoLA.cmake sets two variables for the qola it starts, and only for it:
   build rather than typing qola commands, so a hint names the `-D` cache variable to
   set, as the command that configures that build folder again
   (`cmake -DQOLA_FORCE=ON /src/build`), or the whole one-off command to run.
-- QOLA_CMAKE_CLAIMS, what the earlier `qola_checkout()` calls of the same configure
-  checked out: one line per dependency folder, `<sha>\\t<folder>\\t<manifest>`. A
-  folder another manifest pinned to another commit stops the checkout before
-  anything moves (the two calls would otherwise move it back and forth).
+- QOLA_CMAKE_CALLS, the build's other `qola_checkout()` calls: those made earlier in
+  this configure, and those the last configure made that this one has not made yet
+  (they come later). One line per call, `<when>|<manifest>|<root>|<names>|<groups>`,
+  when `earlier` or `later`, each field percent-encoded where it holds `%|,;` or a
+  line break, names and groups comma-separated. A folder another call's manifest
+  pins to another commit stops the checkout before anything moves, whichever call
+  comes first (the two calls would otherwise move it back and forth).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from qola.errors import UsageError
 
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     from qola.manifest import Dep, Manifest
 
 BINARY_DIR = "QOLA_CMAKE_BINARY_DIR"
-CLAIMS = "QOLA_CMAKE_CLAIMS"
+CALLS = "QOLA_CMAKE_CALLS"
 
 
 def binary_dir() -> str | None:
@@ -98,31 +101,94 @@ def _same(a: str, b: str) -> bool:
         return False
 
 
+class Call(NamedTuple):  # not a dataclass: the no-op imports this module
+    """Another qola_checkout() of the build, as QoLA.cmake describes it."""
+
+    earlier: bool  # made earlier in this configure; else one the last configure made later
+    manifest: Path
+    root: Path | None
+    names: tuple[str, ...]
+    groups: tuple[str, ...]
+
+
+def other_calls() -> list[Call]:
+    """The build's other qola_checkout() calls (QOLA_CMAKE_CALLS), earlier ones first."""
+    from urllib.parse import unquote
+
+    calls: list[Call] = []
+    for line in os.environ.get(CALLS, "").splitlines():
+        fields = line.split("|")
+        if len(fields) != 5 or fields[0] not in ("earlier", "later") or not fields[1]:
+            continue
+        names, groups = (
+            tuple(unquote(item) for item in field.split(",") if item) for field in fields[3:]
+        )
+        root = Path(unquote(fields[2])) if fields[2] else None
+        calls.append(Call(fields[0] == "earlier", Path(unquote(fields[1])), root, names, groups))
+    return sorted(calls, key=lambda call: not call.earlier)
+
+
 def check_claims(manifest: Manifest, deps: tuple[Dep, ...]) -> None:
-    """Stop, before anything moves, when another qola_checkout() of this configure pinned
-    one of deps' folders to another commit."""
-    text = os.environ.get(CLAIMS)
-    if not text:
+    """Stop, before anything moves, when another qola_checkout() of this build pins one of
+    deps' folders to another commit, whether it came earlier in this configure or comes
+    later (the last configure made it)."""
+    calls = other_calls()
+    if not calls:
         return
     from qola.observe import override_dir
 
-    claimed: dict[str, tuple[str, str]] = {}
-    for line in text.splitlines():
-        sha, _, rest = line.partition("\t")
-        folder, _, other = rest.partition("\t")
-        if sha and folder and other:
-            claimed.setdefault(os.path.normpath(folder), (sha, other))
-    for dep in deps:
-        folder = os.path.normpath(os.path.abspath(manifest.root / dep.path))
-        if folder not in claimed or override_dir(dep.name) is not None:
-            continue
-        sha, other = claimed[folder]
-        if sha != dep.commit and os.path.abspath(other) != os.path.abspath(manifest.path):
+    mine = {
+        _folder(manifest.root, dep.path): dep for dep in deps if override_dir(dep.name) is None
+    }
+    for call in calls:
+        if os.path.abspath(call.manifest) == os.path.abspath(manifest.path):
+            continue  # one manifest pins a folder once
+        for folder, commit in _pins(call):
+            dep = mine.get(folder)
+            if dep is None or commit.startswith(dep.commit) or dep.commit.startswith(commit):
+                continue  # (a legacy pin may be abbreviated)
+            when = (
+                "checked out earlier in this configure"
+                if call.earlier
+                else "which a later qola_checkout() of this build checks out"
+            )
+            hint = (
+                "pin the same commit in both manifests, or give the dependency its own "
+                "path in one of them"
+            )
+            if not call.earlier:
+                hint += (
+                    f"; if no qola_checkout() reads {call.manifest} any more, forget the "
+                    f"calls of the last configure: {reconfigure('-U_QOLA_CALLS')}"
+                )
             raise UsageError(
                 dep.name,
                 f"{folder} is pinned to {dep.commit[:12]} by {manifest.path} and to "
-                f"{sha[:12]} by {other}, checked out earlier in this configure; one folder "
-                "cannot hold both, so nothing was changed",
-                "pin the same commit in both manifests, or give the dependency its own "
-                "path in one of them",
+                f"{commit[:12]} by {call.manifest}, {when}; one folder cannot hold both, so "
+                "nothing was changed",
+                hint,
             )
+
+
+def _pins(call: Call) -> list[tuple[str, str]]:
+    """(folder, commit) for each dependency the call checks out; none when its manifest
+    cannot be read (that call fails by itself and says why)."""
+    from qola import manifest, stamp
+    from qola.errors import QolaError
+    from qola.observe import override_dir
+
+    try:
+        with stamp.paused():  # another call's manifest: not what this call's answer rests on
+            loaded = manifest.load(call.manifest, call.root)
+        deps = loaded.select(call.names, call.groups)
+    except (QolaError, OSError, UnicodeDecodeError):
+        return []
+    return [
+        (_folder(loaded.root, dep.path), dep.commit)
+        for dep in deps
+        if override_dir(dep.name) is None
+    ]
+
+
+def _folder(root: Path, path: str) -> str:
+    return os.path.normpath(os.path.abspath(root / path))

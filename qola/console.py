@@ -1,6 +1,7 @@
 """The one place that knows about terminals: results, messages, verbosity, colour, progress.
 
-stdout carries results; notes, warnings, errors and progress go to stderr.
+stdout carries results; notes, warnings, errors and progress go to stderr (under
+CMake, a failure's report goes to stdout: `report`).
 Commands never import click (only cli.py does); they write through here, and
 everything written here passes safetext.for_log on its way out: other people's text
 in it (made readable where it was put in, qola/safetext.py) can never move the
@@ -79,6 +80,14 @@ def message(text: str) -> None:
         sys.stderr.write(safetext.for_log(text + "\n"))
         sys.stderr.flush()
         _board.show()
+
+
+def report(text: str) -> None:
+    """What failed and what to do: stderr, like any message; but under CMake stdout, because
+    QoLA.cmake shows stderr live and what it has not shown once, in its FATAL_ERROR."""
+    from qola import cmake_env
+
+    (result if cmake_env.binary_dir() else message)(text)
 
 
 def note(text: str) -> None:

@@ -109,7 +109,28 @@ def write_cmake(path: Path, sess: Session) -> None:
     from qola import stamp
     from qola.cmake_out import write_for
 
-    write_for(path, sess.manifest, sess.deps, stamp.proven(sess.manifest, sess.deps), sess.runner)
+    loaded = _read_again(sess)
+    write_for(path, loaded, sess.deps, stamp.proven(loaded, sess.deps), sess.runner)
+
+
+def _read_again(sess: Session) -> Manifest:
+    """The session's manifest with what loading it reads now, when that changed meanwhile
+    and it still loads the same: a checkout writes some of what the loader read
+    (initialising a submodule rewrites the root's .git/config), and a stamp must list it
+    as the checkout left it, or the next configure starts Python for nothing."""
+    from qola import manifest, stamp
+    from qola.errors import QolaError
+
+    looked = sess.manifest.looked
+    if looked is None or stamp.holds(looked):
+        return sess.manifest
+    try:
+        again = manifest.load(sess.manifest.path, sess.common.root)
+    except (QolaError, OSError, UnicodeDecodeError):
+        return sess.manifest
+    if (again.root, again.deps) != (sess.manifest.root, sess.manifest.deps):
+        return sess.manifest  # edited meanwhile: no stamp can vouch for this run's answer
+    return again
 
 
 def _not_found(start: Path) -> ManifestError:

@@ -15,7 +15,8 @@ MODULE = REPO / "cmake" / "QoLA.cmake"
 
 _SCRIPT = """\
 include("{module}")
-_qola_read_results("{results}")
+set(results "{results}")
+_qola_read_results()
 _qola_stamp_holds(holds)
 message(STATUS "holds=${{holds}} format=${{_QOLA_FORMAT}}")
 """

@@ -479,6 +479,9 @@ def test_skip_checkout_leaves_dependency_and_warns_about_mismatch(
     assert head(consumer.lib) == upstream.lib_v1
     assert "CMake Warning" in proc.stderr
     assert "QOLA_SKIP_CHECKOUT is ON, so they were left as they are" in flat(proc.stderr)
+    mismatch = "wrong-commit: HEAD is"
+    assert (proc.stdout + proc.stderr).count(mismatch) == 1, proc.stdout + proc.stderr
+    assert mismatch in proc.stderr  # in the warning, not again as STATUS lines
     assert consumer.exported()["sha"] == upstream.lib_v2
     assert consumer.configure_log()[-1] == upstream.lib_v1
 

@@ -145,36 +145,88 @@ def test_two_components_keep_their_own_results_stamps_and_variables(
     assert head(lib) == upstream.lib_v1
 
 
+@pytest.mark.parametrize("edited", ["a", "b"], ids=["first-edited", "second-edited"])
 @pytest.mark.parametrize(("version", "generator"), COMBINATIONS, ids=IDS)
-def test_two_manifests_pinning_one_folder_to_two_commits_fail_naming_both(
-    version: str, generator: str, tmp_path: Path, upstream: Upstream
+def test_two_manifests_pinning_one_folder_to_two_commits_stop_before_anything_moves(
+    version: str, generator: str, edited: str, tmp_path: Path, upstream: Upstream
 ) -> None:
     build = two_components(tmp_path, upstream, version, generator, upstream.lib_v1)
     build.configure()
     lib = build.src / "3rdparty" / "lib"
-    (build.src / "b" / "qola.toml").write_text(
-        pin("lib", upstream.lib, upstream.lib_v2)
-        + pin("other", upstream.nested, upstream.nested_v1)
-    )
+    a, b = build.src / "a" / "qola.toml", build.src / "b" / "qola.toml"
+    if edited == "a":
+        a.write_text(pin("lib", upstream.lib, upstream.lib_v2))
+    else:
+        b.write_text(
+            pin("lib", upstream.lib, upstream.lib_v2)
+            + pin("other", upstream.nested, upstream.nested_v1)
+        )
     before = snapshot(build.src / "3rdparty")
 
     proc = build.configure(check=False)
 
     assert proc.returncode != 0
     message = flat(proc.stderr)
+    mine, theirs = (a, b) if edited == "a" else (b, a)
+    when = (
+        "which a later qola_checkout() of this build checks out"
+        if edited == "a"
+        else "checked out earlier in this configure"
+    )
     assert (
-        f"qola: {build.src / 'b' / 'qola.toml'}: checkout failed (exit 2: the manifest or the "
-        "command line is invalid)"
+        f"qola: {mine}: checkout failed (exit 2: the manifest or the command line is invalid)"
     ) in message
     assert (
-        f"qola: lib: {lib} is pinned to {upstream.lib_v2[:12]} by {build.src / 'b' / 'qola.toml'} "
-        f"and to {upstream.lib_v1[:12]} by {build.src / 'a' / 'qola.toml'}, checked out earlier "
-        "in this configure; one folder cannot hold both, so nothing was changed"
+        f"qola: lib: {lib} is pinned to {upstream.lib_v2[:12]} by {mine} and to "
+        f"{upstream.lib_v1[:12]} by {theirs}, {when}; one folder cannot hold both, so "
+        "nothing was changed"
     ) in message
     assert "hint: pin the same commit in both manifests, or give the dependency its own path" in (
         message
     )
     assert snapshot(build.src / "3rdparty") == before
+    assert head(lib) == upstream.lib_v1
+
+
+@pytest.mark.parametrize(("version", "generator"), COMBINATIONS, ids=IDS)
+def test_a_qola_checkout_no_longer_made_stops_constraining_the_others(
+    version: str, generator: str, tmp_path: Path, upstream: Upstream
+) -> None:
+    build = two_components(tmp_path, upstream, version, generator, upstream.lib_v1)
+    build.configure()
+    lib = build.src / "3rdparty" / "lib"
+    a, b = build.src / "a" / "qola.toml", build.src / "b" / "qola.toml"
+    top = build.src / "CMakeLists.txt"
+
+    # b leaves the build in the same edit that moves a's pin away from b's: the
+    # configure cannot know b is gone before its end, and says how to forget it.
+    top.write_text(top.read_text().replace("add_subdirectory(b)\n", ""))
+    a.write_text(pin("lib", upstream.lib, upstream.lib_v2))
+    before = snapshot(build.src / "3rdparty")
+    proc = build.configure(check=False)
+    assert proc.returncode != 0
+    assert (
+        f"if no qola_checkout() reads {b} any more, forget the calls of the last configure: "
+        f"cmake -U_QOLA_CALLS {build.build}"
+    ) in flat(proc.stderr)
+    assert snapshot(build.src / "3rdparty") == before
+
+    build.run(str(build.cmake), "-U_QOLA_CALLS", str(build.build))
+    assert head(lib) == upstream.lib_v2
+
+    # A configure that completes forgets the calls it did not make by itself.
+    without_b = top.read_text()
+    with_b = without_b.replace("add_subdirectory(a)", "add_subdirectory(a)\nadd_subdirectory(b)")
+    top.write_text(with_b)
+    b.write_text(
+        pin("lib", upstream.lib, upstream.lib_v2)
+        + pin("other", upstream.nested, upstream.nested_v1)
+    )
+    build.configure()
+    top.write_text(without_b)  # b leaves the build; its manifest stays, pinning lib_v2
+    build.configure()
+    a.write_text(pin("lib", upstream.lib, upstream.lib_v1))
+    build.configure()  # b's pin no longer counts
     assert head(lib) == upstream.lib_v1
 
 
@@ -226,10 +278,11 @@ def after_snippet() -> str:
     return found[1]
 
 
-@pytest.mark.parametrize(("version", "generator"), COMBINATIONS, ids=IDS)
-def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
-    version: str, generator: str, tmp_path: Path, upstream: Upstream
-) -> None:
+def te_shaped(tmp_path: Path, upstream: Upstream, version: str, generator: str,
+              manifest: str) -> Build:  # fmt: skip
+    """A TransformerEngine-shaped tree: docs/cmake.md's "after" snippet in a component,
+    AITER a submodule at 3rdparty/aiter (not checked out, as a fresh clone has it), qola
+    vendored at 3rdparty/qola; the component writes what it got to aiter.txt."""
     component = after_snippet() + (
         'file(WRITE "${CMAKE_BINARY_DIR}/aiter.txt" "${__AITER_SOURCE_DIR} ${QOLA_AITER_SHA}\\n")\n'
     )
@@ -237,7 +290,7 @@ def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
         "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(te LANGUAGES NONE)\n"
         "add_subdirectory(transformer_engine/common/ck_fused_attn)\n",
         "transformer_engine/common/ck_fused_attn/CMakeLists.txt": component,
-        "qola.toml": f'[qola]\naiter_commit = "{upstream.lib_v1}"\n',
+        "qola.toml": manifest,
     })  # fmt: skip
     te = build.src
     (te / "3rdparty").mkdir()
@@ -247,6 +300,16 @@ def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
     git(te, "add", "-A", ":!3rdparty/qola")
     git(te, "commit", "-q", "-m", "TE, AITER a submodule")
     git(te, "submodule", "deinit", "-q", "-f", "3rdparty/aiter")  # as a fresh clone has it
+    return build
+
+
+@pytest.mark.parametrize(("version", "generator"), COMBINATIONS, ids=IDS)
+def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
+    version: str, generator: str, tmp_path: Path, upstream: Upstream
+) -> None:
+    legacy = f'[qola]\naiter_commit = "{upstream.lib_v1}"\n'
+    build = te_shaped(tmp_path, upstream, version, generator, legacy)
+    te = build.src
 
     build.configure()
     build.build_()
@@ -262,3 +325,26 @@ def test_te_shaped_tree_after_snippet_checks_out_and_follows_pin_edits(
     assert head(aiter) == upstream.lib_v2
     assert head(aiter / "extern" / "nested") == upstream.nested_v2
     assert (build.build / "aiter.txt").read_text() == f"{aiter.as_posix()} {upstream.lib_v2}\n"
+
+
+@pytest.mark.parametrize("form", ["legacy", "deps"])
+@pytest.mark.parametrize(("version", "generator"), COMBINATIONS, ids=IDS)
+def test_configure_after_the_one_that_cloned_a_submodule_dependency_starts_no_python(
+    version: str, generator: str, form: str, tmp_path: Path, upstream: Upstream
+) -> None:
+    manifest = (
+        f'[qola]\naiter_commit = "{upstream.lib_v1}"\n'
+        if form == "legacy"
+        else pin("aiter", upstream.lib, upstream.lib_v1)
+    )
+    build = te_shaped(tmp_path, upstream, version, generator, manifest)
+    build.configure()  # clones AITER and initialises the submodule in the root's config
+    assert head(build.src / "3rdparty" / "aiter") == upstream.lib_v1
+    starts = build.log.read_text()
+
+    proc = build.configure()
+
+    assert build.log.read_text() == starts  # no interpreter started
+    assert "-- qola: qola.toml: 1 dependency at its pin, unchanged since the last configure" in (
+        proc.stdout
+    )

@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 from conftest import Upstream
-from repos import head
+from repos import head, snapshot
 from servers import CuttingProxy, git_daemon
 from test_cmake import GENERATORS, Consumer, _pypi_cmake, make_consumer
 
@@ -128,3 +129,70 @@ def test_quiet_checkout_shows_no_progress_either(consumer_quiet: Consumer) -> No
 @pytest.fixture
 def consumer_quiet(tmp_path: Path, upstream: Upstream) -> Consumer:
     return make_consumer(tmp_path, upstream, _pypi_cmake("newest"), "Ninja", upstream.lib_v1)
+
+
+def shown_once(proc: subprocess.CompletedProcess[str], line: str) -> bool:
+    """line appears once in all the configure printed, inside its CMake Error."""
+    everything = proc.stdout + proc.stderr
+    error = proc.stderr[proc.stderr.find("CMake Error at") :]
+    return everything.count(line) == 1 and "CMake Error at" in proc.stderr and line in error
+
+
+@pytest.mark.parametrize("version", ["3.21", "newest"])
+@pytest.mark.parametrize("generator", GENERATORS, ids=["ninja", "make"])
+def test_refusal_under_a_build_shows_qolas_report_once_inside_the_cmake_error(
+    version: str, generator: str, tmp_path: Path, upstream: Upstream
+) -> None:
+    consumer = make_consumer(tmp_path, upstream, _pypi_cmake(version), generator, upstream.lib_v1)
+    consumer.configure()
+    (consumer.lib / "README").write_text("my work\n")
+    consumer.pin(upstream.lib, upstream.lib_v2)
+
+    proc = consumer.build_(check=False)  # the pin edit re-runs configure, which refuses
+
+    assert proc.returncode != 0
+    refusal = f"qola: lib: moving 3rdparty/lib to {upstream.lib_v2[:12]} would lose local work:"
+    assert shown_once(proc, refusal), proc.stdout + proc.stderr
+    assert shown_once(proc, "qola: 1 of 1 dependency failed: lib")
+    assert (consumer.lib / "README").read_text() == "my work\n"
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["live", "quiet"])
+def test_invalid_manifest_shows_qolas_error_once_inside_the_cmake_error(
+    quiet: bool, configured: Consumer
+) -> None:
+    configured.manifest.write_text(configured.manifest.read_text() + "[deps.other]\n")
+    before = snapshot(configured.src)
+
+    proc = configured.configure(*(["-DCONSUMER_ARGS=QUIET"] if quiet else []), check=False)
+
+    assert proc.returncode != 0
+    error = f"qola: {configured.manifest}:5: deps.other: has no commit"
+    assert shown_once(proc, error), proc.stdout + proc.stderr
+    assert shown_once(proc, "hint: pin it: qola bump other --to REF")
+    assert "checkout failed (exit 2: the manifest or the command line is invalid):" in " ".join(
+        proc.stderr.split()
+    )
+    assert snapshot(configured.src) == before
+
+
+def test_failure_that_reports_only_on_stderr_points_above_the_cmake_error(
+    configured: Consumer, tmp_path: Path
+) -> None:
+    # An interpreter whose qola dies saying so on stderr only (a crash, click's usage error).
+    dying = tmp_path / "dying-python"
+    dying.write_text(
+        '#!/bin/sh\ncase "$*" in *" checkout "*) echo "qola died here" >&2; exit 3;; esac\n'
+        f'exec "{sys.executable}" "$@"\n'
+    )
+    dying.chmod(0o755)
+
+    proc = configured.configure(f"-DQOLA_PYTHON={dying}", "-U_QOLA_KEY_*", check=False)
+
+    assert proc.returncode != 0
+    assert (proc.stdout + proc.stderr).count("qola died here") == 1
+    message = " ".join(proc.stderr.split())
+    assert (
+        "checkout failed (exit 3: a git operation failed); what qola printed is above "
+        "The command was:"
+    ) in message
