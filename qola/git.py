@@ -2,7 +2,8 @@
 
 Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
 hook or fsmonitor command of a dependency ever runs, `-c gc.auto=0 -c
-maintenance.auto=false`, so no housekeeping writes where qola did not look,
+maintenance.auto=false -c fetch.writeCommitGraph=false`, so no housekeeping writes
+where qola did not look,
 `-c submodule.recurse=false`, so a command reaches into nested submodules only
 where qola asks it to (the user's own setting would have `checkout` and `reset`
 update or wipe them first), and `-C <dir>`, so the
@@ -53,9 +54,11 @@ LEAKED_VARIABLES = (
 
 # No hook, no fsmonitor; and no automatic housekeeping: `gc --auto`, which fetch starts
 # when the repository's own config says it is due (git 2.39), writes gc.pid, gc.log, packs
-# and reflogs by lock files that follow a link planted at the name.
+# and reflogs by lock files that follow a link planted at the name; fetch.writeCommitGraph
+# has fetch write a commit-graph chain under objects/info the same way.
 _HARDENING = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-              "-c", "gc.auto=0", "-c", "maintenance.auto=false")  # fmt: skip
+              "-c", "gc.auto=0", "-c", "maintenance.auto=false",
+              "-c", "fetch.writeCommitGraph=false")  # fmt: skip
 # qola's own commands only: git reads submodule.recurse=true (a common global setting) as
 # --recurse-submodules for checkout, reset, read-tree, fetch and more (git-config(1)), so
 # a move would check out nested submodules before their commits are fetched, and a

@@ -382,8 +382,10 @@ def git_write_problem(gitdir: Path, refs: tuple[str, ...] = ()) -> str | None:
 # Every ref and reflog, at any depth: a fetch from a named remote updates its remote-tracking
 # refs (and appends to their reflogs), a fetch of tags writes refs/tags/..., whatever refs
 # the caller names. A folder there that is a link takes the ref elsewhere; a reflog, which
-# git appends to in place, writes through a link or a hard link.
-_GIT_TREES = ("refs", "logs")
+# git appends to in place, writes through a link or a hard link. And what a fetch may write
+# beside the objects: packs and their indexes, commit-graph chains (objects/info/commit-
+# graphs/, fetch.writeCommitGraph), multi-pack indexes; a link among them leads git out.
+_GIT_TREES = ("refs", "logs", "objects/info", "objects/pack")
 
 
 def _linked_below(folder: Path, appended: bool) -> str | None:

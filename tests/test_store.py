@@ -497,3 +497,21 @@ def test_a_dependencys_own_housekeeping_settings_never_run_gc_through_a_planted_
     assert "Auto packing" not in proc.stderr
     assert victim_untouched(victim)
     assert len(list((gitdir / "objects" / "pack").glob("*.pack"))) == 2  # no gc ran
+
+
+def test_a_link_among_what_fetch_writes_beside_the_objects_stops_the_run(behind_pin, victim):
+    """objects/info/commit-graphs a link out of the project, and the dependency's own config
+    asking fetch for a commit-graph: git would write the chain where the link leads."""
+    lib = behind_pin.lib
+    git(lib, "config", "fetch.writeCommitGraph", "true")
+    gitdir = gitfiles.git_dir(lib)
+    assert gitdir is not None
+    link = gitdir / "objects" / "info" / "commit-graphs"
+    link.symlink_to(victim.parent, target_is_directory=True)
+    before = snapshot(behind_pin.root)
+    proc = procs.run("checkout", "-m", str(behind_pin.manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert f"{link} is a symbolic link (to {victim.parent})" in proc.stderr
+    assert victim_untouched(victim)
+    assert snapshot(behind_pin.root) == before
+
