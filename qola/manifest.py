@@ -33,7 +33,12 @@ _ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file")
 _ALLOWED_URLS = "https://, http://, ssh://, git://, file://, user@host:path or a local path"
 # tomllib (and tomli) end their messages with the position; only Python 3.14 adds attributes.
 _TOML_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What a manifest's names, paths, URLs and refs may not hold: the characters qola/safetext.py
+# escapes in output (controls, line separators, bidirectional overrides), so that the no-op,
+# which prints them as they are, shows what the full command shows.
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _HEADER = re.compile(r"^\[\[?\s*([^\[\]]+?)\s*\]")
 _DOTS = re.compile(r"\s*\.\s*")
 _KEY = re.compile(r"^\s*[\"']?([^\"'=\s]+?)[\"']?\s*=")

@@ -342,6 +342,13 @@ _DOTGIT = "hint: git's own folders are off limits\n"
             PATH_HINT,
         ),
         ("3rdparty/aiter\x7f", "'3rdparty/aiter\\x7f' contains control characters", PATH_HINT),
+        # C1 controls (a CSI) and bidirectional overrides: the no-op prints paths as they are
+        ("3rdparty/\x9b2Jaiter", "'3rdparty/\\x9b2Jaiter' contains control characters", PATH_HINT),
+        (
+            "3rdparty/\u202egnp.exe",
+            "'3rdparty/\\u202egnp.exe' contains control characters",
+            PATH_HINT,
+        ),
         ("", "is empty", PATH_HINT),
         (
             "3rdparty\\aiter",

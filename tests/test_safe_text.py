@@ -174,3 +174,11 @@ def test_bump_commit_message_carries_the_subjects_without_control_characters(
     message = git(root, "log", "-1", "--format=%B")
     assert f"{v2[:7]} fix \\033]0;PWNED\\a the build\\033[2J" in message
     assert "\x1b" not in message and "\x07" not in message
+
+
+def test_the_manifest_refuses_every_character_output_escapes():
+    """The no-op prints a manifest's paths as they are: what the manifest accepts must be
+    what the full command's output shows unchanged."""
+    from qola import manifest
+
+    assert manifest._CONTROL.pattern == safetext.CONTROL.pattern
