@@ -107,8 +107,9 @@ class Runner:
 
     env: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None
-    # Called once with each folder git is about to run in: the shim trusts exactly those.
-    trust: Callable[[Path], None] | None = None
+    # Called once with each folder git is about to run in (several at once from
+    # trust_first): the shim trusts exactly those.
+    trust: Callable[..., None] | None = None
     log: list[str] = field(default_factory=list)
     _version_checked: bool = False
     _trusted: set[Path] = field(default_factory=set)
@@ -116,6 +117,14 @@ class Runner:
 
     def __post_init__(self) -> None:
         self._guard = Guard()
+
+    def trust_first(self, folders: list[Path]) -> None:
+        """Trust now, in one step, the repositories among folders that git will run in:
+        the shim then writes its file once, not once for each as git first runs there."""
+        new = [f for f in dict.fromkeys(folders) if f not in self._trusted and is_repository(f)]
+        if self.trust is not None and new:
+            self._trusted.update(new)
+            self.trust(*new)
 
     def run(
         self,

@@ -67,9 +67,38 @@ def refusal(worktree: Path) -> str | None:
     return inspect(worktree)[1]
 
 
+# While a read-only command looks (verify): what inspect found for each work tree, so that
+# its several looks at one repository read the repository's files once.
+_SEEN: dict[tuple[str, bool, object], tuple[Path | None, str | None]] | None = None
+
+
+@contextlib.contextmanager
+def unchanging() -> Iterator[None]:
+    """Meanwhile qola changes no repository (a read-only command): inspect judges each work
+    tree once. Threads share what it found."""
+    global _SEEN
+    before = _SEEN
+    _SEEN = {}
+    try:
+        yield
+    finally:
+        _SEEN = before
+
+
 def inspect(worktree: Path) -> tuple[Path | None, str | None]:
     """(git dir, None) for a repository git would accept as this work tree's;
     (None, why) for a `.git` it would not; (None, None) when there is no `.git`."""
+    seen = _SEEN
+    if seen is None:
+        return _inspect(worktree)
+    key = (os.fspath(worktree), _CHOSEN.get(), _PROJECT)
+    found = seen.get(key)
+    if found is None:
+        found = seen[key] = _inspect(worktree)
+    return found
+
+
+def _inspect(worktree: Path) -> tuple[Path | None, str | None]:
     # os.path on strings: this runs for every repository on the no-op path.
     top = os.fspath(worktree)
     dotgit = os.path.join(top, ".git")

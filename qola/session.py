@@ -80,7 +80,7 @@ def session(
     try:
         with shim(common.safe_directory, roots) as env:
             # The shim trusts each repository at the moment qola first runs git in it.
-            runner = git.Runner(env=env, trust=lambda path: env.add(path))
+            runner = git.Runner(env=env, trust=env.add)
             if loaded is None:
                 assert staged is not None
                 loaded = pincheck.load_staged(common.manifest, common.root, runner, staged)

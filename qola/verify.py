@@ -19,6 +19,7 @@ from qola.observe import (
     half_made_changes,
     index_gitlinks,
     observe,
+    override_dir,
     status,
     submodule_states,
 )
@@ -82,6 +83,11 @@ def verify(
     manifest: Manifest, deps: tuple[Dep, ...], runner: Runner, strict: bool = False
 ) -> Report:
     """Check every selected dependency; the tree, its index and its refs are left untouched."""
+    with gitfiles.unchanging():  # verify changes nothing: each repository is judged once
+        return _verify(manifest, deps, runner, strict)
+
+
+def _verify(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner, strict: bool) -> Report:
     links = root_gitlinks(manifest, deps, runner)
 
     def check(dep: Dep) -> DepReport:
@@ -97,6 +103,9 @@ def verify(
     # adds, which the GIL keeps whole, and the shim's trust callback has its own lock.
     # Its version check runs here, once, before any thread can run git unchecked.
     runner.ensure_version()
+    # The repositories qola will run git in, trusted in one step (not one shim write each).
+    folders = [manifest.root / dep.path for dep in deps if override_dir(dep.name) is None]
+    runner.trust_first([folder for folder in folders if gitfiles.git_dir(folder) is not None])
     pool = ThreadPoolExecutor(max_workers=min(len(deps), max(2, os.cpu_count() or 2)))
     try:
         futures = [pool.submit(check, dep) for dep in deps]
