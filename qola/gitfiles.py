@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
-from qola import gitconfig, stamp
+from qola import stamp
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _HEX = frozenset(b"0123456789abcdef")
@@ -396,6 +396,8 @@ def _settings(data: bytes, name: str) -> dict[str, str] | str:
     problem = _config_syntax_problem(text)
     if problem is not None:
         return f"{name}: {problem}"
+    from qola import gitconfig  # a config out of the ordinary only: dataclasses cost the no-op 6 ms
+
     found = {}
     for entry in gitconfig.parse(text):
         if entry.subsection is None and entry.section in ("core", "extensions"):
