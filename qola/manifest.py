@@ -334,16 +334,8 @@ class _Loader:
         here = self.path.parent
         top = repository_top(here)
         plain = f"write a folder relative to the manifest's, {here}, inside {top}"
-        if _CONTROL.search(value):
-            raise self.fail(where, f"{value!r} contains control characters", plain)
-        if "\\" in value:
-            raise self.fail(where, f"{value!r} contains '\\'", "separate folders with '/'")
-        if value.startswith("/") or _DRIVE.match(value):
-            raise self.fail(
-                where, f"{value!r} is absolute", f"{plain}; or {_pass_root('pass --root')}"
-            )
-        if any(part.lower() == ".git" for part in PurePosixPath(value).parts):
-            raise self.fail(where, f"{value!r} has a .git component", _OFF_LIMITS)
+        parts = self._relative(where, value, plain, f"{plain}; or {_pass_root('pass --root')}")
+        self._outside_git(where, value, parts)
         root = Path(os.path.normpath(here / value))
         if os.path.commonpath([top, root]) != str(top):
             raise self.fail(
@@ -584,25 +576,28 @@ class _Loader:
             problem = f"{value!r} is a branch or tag name, not a commit SHA"
         raise self.fail(where, problem, f"qola bump {name} --to {value.strip() or 'REF'}")
 
-    def _path(self, where: str, value: str, root: Path) -> str:
-        plain = 'write a relative path such as "3rdparty/aiter"'
-        if not value:
-            raise self.fail(where, "is empty", plain)
+    def _relative(self, where: str, value: str, plain: str, absolute: str) -> tuple[str, ...]:
+        """The parts of a relative POSIX path (a dependency's or the root's), or exit 2."""
         if _CONTROL.search(value):
             raise self.fail(where, f"{value!r} contains control characters", plain)
         if "\\" in value:
             raise self.fail(where, f"{value!r} contains '\\'", "separate folders with '/'")
         if value.startswith("/") or _DRIVE.match(value):
-            raise self.fail(
-                where, f"{value!r} is absolute", f"paths are relative to the root, {root}"
-            )
-        parts = PurePosixPath(value).parts
+            raise self.fail(where, f"{value!r} is absolute", absolute)
+        return PurePosixPath(value).parts
+
+    def _outside_git(self, where: str, value: str, parts: tuple[str, ...]) -> None:
+        if any(part.lower() == ".git" for part in parts):
+            raise self.fail(where, f"{value!r} has a .git component", _OFF_LIMITS)
+
+    def _path(self, where: str, value: str, root: Path) -> str:
+        plain = 'write a relative path such as "3rdparty/aiter"'
+        if not value:
+            raise self.fail(where, "is empty", plain)
+        parts = self._relative(where, value, plain, f"paths are relative to the root, {root}")
         if ".." in parts:
             raise self.fail(where, f"{value!r} contains '..'", "paths must stay inside the root")
-        if any(part.lower() == ".git" for part in parts):
-            raise self.fail(
-                where, f"{value!r} has a .git component", "git's own folders are off limits"
-            )
+        self._outside_git(where, value, parts)
         norm = str(PurePosixPath(*[p for p in parts if p != "."])) if parts else ""
         if norm in ("", "."):
             raise self.fail(
