@@ -501,7 +501,7 @@ def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
     repos += [(sub, plan.state.worktree / sub) for sub in moving]
     for _, tree in repos:  # a repository git must not write in stops the step before any
         if gitfiles.git_dir(tree) is not None:  # other is touched (stash refreshes indexes)
-            check_writable(tree, dep.name)
+            check_writable(tree, dep.name, "stash create, update-ref, reset --hard")
     saved_trees = []
     for sub, tree in reversed(repos):  # parents come before their nested submodules
         if gitfiles.git_dir(tree) is None:

@@ -220,15 +220,28 @@ _READ_ONLY = frozenset({"cat-file", "describe", "diff-tree", "for-each-ref", "lo
 _READ_ONLY_WITHOUT_LOCKS = frozenset({"status", "diff"})
 
 
-def check_writable(cwd: Path, subject: str | None = None) -> None:
-    """Raise UnsafeRepositoryError where git must not write in the repository at cwd: for
-    a step over several repositories, asked of each before the first one is touched."""
-    _check_writes(cwd, ("update-index",), subject)
+def check_writable(
+    cwd: Path, subject: str | None = None, doing: str = "", refs: tuple[str, ...] = ()
+) -> None:
+    """Raise UnsafeRepositoryError where a link planted in the repository at cwd would lead
+    git's writes out of it (qola's rule for git's writes, in qola/store.py). Asked before
+    each git command that may write, and for a step over several repositories of each one
+    before the first is touched. doing: the git command(s), for the message."""
+    gitdir = gitfiles.find_git_dir(cwd) or (cwd if _explicit_git_dir(cwd) else None)
+    if gitdir is None:
+        return  # no repository (git init, a clone into a new folder)
+    problem = store.git_write_problem(gitdir, refs)
+    if problem is not None:
+        raise UnsafeRepositoryError(
+            subject or str(cwd),
+            f"{problem}; git would write where it leads (`git {doing}`), and qola runs no "
+            "git that writes in this repository as it is",
+            "if you did not put it there, remove it (git makes its own) and run again",
+        )
 
 
 def _check_writes(cwd: Path, args: tuple[str, ...], subject: str | None) -> None:
-    """Run nothing that writes where a link planted in the repository at cwd leads (qola's
-    rule for git's writes, in qola/store.py): UnsafeRepositoryError instead."""
+    """check_writable before a git command, unless the command only reads."""
     head: list[str] = []
     rest = list(args)
     while rest and rest[0].startswith("-"):
@@ -238,18 +251,8 @@ def _check_writes(cwd: Path, args: tuple[str, ...], subject: str | None) -> None
     unlocked = "--no-optional-locks" in head
     if command in _READ_ONLY or (command in _READ_ONLY_WITHOUT_LOCKS and unlocked):
         return
-    gitdir = gitfiles.find_git_dir(cwd) or (cwd if _explicit_git_dir(cwd) else None)
-    if gitdir is None:
-        return  # no repository (git init, a clone into a new folder)
     refs = tuple(_updated_refs(rest[1:])) if command == "update-ref" else ()
-    problem = store.git_write_problem(gitdir, refs)
-    if problem is not None:
-        raise UnsafeRepositoryError(
-            subject or str(cwd),
-            f"{problem}; git would write where it leads (`git {command}`), and qola runs no "
-            "git that writes in this repository as it is",
-            "if you did not put it there, remove it (git makes its own) and run again",
-        )
+    check_writable(cwd, subject, command, refs)
 
 
 def _updated_refs(args: list[str]) -> list[str]:

@@ -248,7 +248,7 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
     before their nested submodules).
     """
     for _, tree in repos:  # one git must not write in stops repair before any is touched
-        check_writable(tree, dep.name)
+        check_writable(tree, dep.name, "stash create, update-ref, reset --hard")
     notes = []
     saved_trees = []
     for nested, tree in reversed(repos):
