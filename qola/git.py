@@ -30,9 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qola import cmake_env, console, gitfiles, store
+from qola import cmake_env, configprobe, console, gitconfig, gitfiles, store
 from qola.errors import GitError, UsageError
 from qola.repoconfig import Guard, UnsafeRepositoryError
+
+# Where qola's own reading of a config is not sure, git reads it (never on the no-op path,
+# which does not import this module and holds git back besides).
+gitconfig.use_git(configprobe.read_text)
 
 MIN_VERSION = (2, 32)  # GIT_CONFIG_GLOBAL, which the safe.directory shim needs
 
@@ -111,6 +115,10 @@ class Runner:
     # trust_first): the shim trusts exactly those.
     trust: Callable[..., None] | None = None
     log: list[str] = field(default_factory=list)
+    # A command documented as offline (verify, status, --offline ...): git may use no
+    # transport at all, so nothing is fetched, lazily or not, but where a call says
+    # network=True (verify --remote's ls-remote).
+    offline: bool = False
     _version_checked: bool = False
     _trusted: set[Path] = field(default_factory=set)
     _guard: Guard = field(init=False)
@@ -150,11 +158,11 @@ class Runner:
             self._trusted.add(cwd)
             self.trust(cwd)
         # The repository's own commands: overridden, or (UnsafeConfigError) nothing runs.
-        neutral = self._guard.overrides(cwd)
+        neutral = self._guard.overrides(cwd, args, online=network or not self.offline)
         _check_writes(cwd, args, subject)
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
-        where = ["-C", str(cwd), *_explicit_git_dir(cwd)]
+        where = ["-C", str(cwd), *explicit_git_dir(cwd)]
         command = ["git", *where, *_HARDENING, *_NO_RECURSION, *running]
         self.log.append(" ".join(["git", *args]))
         console.debug(f"run: {shlex.join(['git', *where, *running])}")
@@ -180,7 +188,8 @@ class Runner:
     def overrides_for_all(self, folders: list[Path]) -> dict[str, str]:
         """The environment that keeps a command of the user's, which may run git in any of
         folders, from running those repositories' own commands (UnsafeConfigError if not),
-        and gives its git what qola's own gets on the command line: no hooks, no fsmonitor."""
+        and gives its git what qola's own gets on the command line: no hooks, no fsmonitor;
+        and keeps it to the transports a user would expect."""
         return self._guard.for_all(folders, hardening_settings())
 
     def ensure_version(self) -> None:
@@ -227,7 +236,7 @@ def check_writable(
     git's writes out of it (qola's rule for git's writes, in qola/store.py). Asked before
     each git command that may write, and for a step over several repositories of each one
     before the first is touched. doing: the git command(s), for the message."""
-    gitdir = gitfiles.find_git_dir(cwd) or (cwd if _explicit_git_dir(cwd) else None)
+    gitdir = gitfiles.find_git_dir(cwd) or (cwd if explicit_git_dir(cwd) else None)
     if gitdir is None:
         return  # no repository (git init, a clone into a new folder)
     problem = store.git_write_problem(gitdir, refs)
@@ -262,7 +271,7 @@ def _updated_refs(args: list[str]) -> list[str]:
     return args[:1]
 
 
-def _explicit_git_dir(cwd: Path) -> list[str]:
+def explicit_git_dir(cwd: Path) -> list[str]:
     """`--git-dir=<cwd>` when cwd is a git dir itself (a bare repository, a submodule's
     under modules/): git finds no repository there by itself when the user's config says
     safe.bareRepository = explicit (git 2.38), and --git-dir is explicit."""
@@ -377,6 +386,23 @@ def _execute(
         raise
     status, stdout, stderr = result
     return int(status), _text(stdout), _text(stderr)
+
+
+def execute_raw(
+    command: list[str], env: Mapping[str, str], timeout: float, stdin: bytes | None = None
+) -> tuple[int | None, bytes, str]:
+    """Run a git command that only reads (a config listing): (status, stdout's bytes as git
+    wrote them, stderr); status None when it did not finish within timeout and was killed."""
+    try:
+        done = subprocess.run(command, input=stdin if stdin is not None else b"",
+                              capture_output=True, env=dict(env), timeout=timeout,
+                              check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None, b"", ""
+    except FileNotFoundError:
+        raise UsageError("git", "the git executable was not found",
+                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
+    return done.returncode, done.stdout, _text(done.stderr)
 
 
 def _with_progress(args: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,22 +1,43 @@
-"""Read git-config syntax (.gitmodules, .git/config) without running git."""
+"""git-config syntax as git 2.39 reads it: a Python reading that is exact or says it is unsure.
+
+`parse_exact` is a port of git's own parser (config.c: git_parse_source, get_base_var,
+get_extended_base_var, get_value, parse_value) that gives up (None) on anything it does
+not read exactly as git does: control bytes, a carriage return not ending a line, a key
+before any section, any line git rejects. It never follows an include: `entries` says
+where the answer needs git (includes, or text the port gave up on) and then asks git
+itself (`git config --list -z`), unless git may not run here: the no-op path, which runs
+no git at all, gets None and leaves the answer to the full command.
+
+Whatever decides what git will run in a repository is never read here: it is git's own
+listing of that repository's config (qola/configprobe.py).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import stat
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
-MAX_INCLUDE_DEPTH = 10  # git's own limit (config.c); deeper, git stops with an error
 _MAX_SIZE = 64 << 20  # a config file larger than this is not one to read in full
+_BOM = b"\xef\xbb\xbf"
+# Bytes the port does not read: controls other than tab and line feed (git keeps a NUL in
+# a value as the end of a C string), and a carriage return that does not end a line.
+_UNSURE = rb"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]|\r(?!\n)"  # compiled when first used
+_ALPHA = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_KEYCHAR = _ALPHA | frozenset("0123456789-")  # git's iskeychar(): ASCII only
+_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "\\": "\\", '"': '"'}
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     section: str  # lower-case
     subsection: str | None  # case-sensitive, as written
     key: str  # lower-case
-    value: str
+    value: str | None  # None: the key stands alone (no `=`), which reads as true
     origin: str = ""  # the file it was read from, when read from one
+    scope: str = ""  # git's scope (local, worktree, global ...), when git listed it
 
     @property
     def name(self) -> str:
@@ -24,9 +45,14 @@ class Entry:
         middle = f".{self.subsection}" if self.subsection is not None else ""
         return f"{self.section}{middle}.{self.key}"
 
+    @property
+    def text(self) -> str:
+        """The value, "" for a key without one."""
+        return self.value or ""
+
 
 class UnreadableConfig(Exception):
-    """A config file that exists but cannot be read as one (a FIFO, a folder, too large)."""
+    """A config that cannot be read as one: a FIFO, a folder, too large, or text git rejects."""
 
     def __init__(self, path: str, why: str) -> None:
         super().__init__(f"{path}: {why}")
@@ -34,48 +60,222 @@ class UnreadableConfig(Exception):
         self.why = why
 
 
-def read(path: str, home: str | None, files: list[str]) -> list[Entry]:
-    """The entries of a config file, each `include.path` and `includeIf.*.path` read in its
-    place (whatever the condition: what a file could include counts); every file looked at
-    (read or missing) is added to files. A missing file has no entries."""
-    return _read(path, home, files, 0)
+def entry_of(name: str, value: str | None, origin: str = "", scope: str = "") -> Entry:
+    """An Entry from a full key name as git lists it (section.subsection.key)."""
+    section, _, rest = name.partition(".")
+    middle, dot, key = rest.rpartition(".")
+    return Entry(section, middle if dot else None, key, value, origin, scope)
 
 
-def _read(path: str, home: str | None, files: list[str], depth: int) -> list[Entry]:
-    files.append(path)
-    text = read_text(path)
-    if text is None:
-        return []
-    entries: list[Entry] = []
-    for entry in parse(text, origin=path):
-        entries.append(entry)
-        is_include = entry.key == "path" and entry.section in ("include", "includeif")
-        if is_include and entry.value and depth < MAX_INCLUDE_DEPTH:
-            included = _include_path(entry.value, path, home)
-            if included is not None:
-                entries.extend(_read(included, home, files, depth + 1))
+def parse_exact(data: bytes) -> list[Entry] | None:
+    """The entries of config bytes exactly as git reads them (includes not followed), or
+    None where this port is not sure it reads them as git does."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]  # git skips a UTF-8 byte order mark at the start
+    if re.search(_UNSURE, data):
+        return None
+    return _Port(data.replace(b"\r\n", b"\n").decode("utf-8", "surrogateescape")).run()
+
+
+class _Port:
+    """git's parser over text with one kind of line end, character by character."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def next(self) -> str:
+        """The next character; "\\n" at the end, as git's get_next_char() returns."""
+        if self.pos >= len(self.text):
+            self.pos = len(self.text) + 1
+            return "\n"
+        self.pos += 1
+        return self.text[self.pos - 1]
+
+    @property
+    def eof(self) -> bool:
+        return self.pos > len(self.text)
+
+    def run(self) -> list[Entry] | None:
+        entries: list[Entry] = []
+        stem: str | None = None
+        while True:
+            c = self.next()
+            if self.eof:
+                return entries
+            if c in " \t\n":
+                continue
+            if c in "#;":
+                while self.next() != "\n":
+                    pass
+                continue
+            if c == "[":
+                stem = self.header()
+                if stem is None:
+                    return None
+                continue
+            if c not in _ALPHA or stem is None:
+                return None  # git rejects the line, or a key outside any section
+            entry = self.variable(stem, c)
+            if entry is None:
+                return None
+            entries.append(entry)
+
+    def header(self) -> str | None:
+        """The section (and subsection) after `[`, as git joins them; None: not read."""
+        name: list[str] = []
+        while True:
+            c = self.next()
+            if self.eof or c == "\n":
+                return None
+            if c == "]":
+                return "".join(name) or None
+            if c in " \t":
+                return self.subsection("".join(name))
+            if c not in _KEYCHAR and c != ".":
+                return None
+            name.append(c.lower())
+
+    def subsection(self, name: str) -> str | None:
+        c = self.next()
+        while c in " \t":
+            c = self.next()
+        if c != '"' or not name:
+            return None
+        out: list[str] = []
+        while True:
+            c = self.next()
+            if c == "\n":
+                return None
+            if c == '"':
+                break
+            if c == "\\":
+                c = self.next()
+                if c == "\n":
+                    return None
+            out.append(c)
+        return f"{name}.{''.join(out)}" if self.next() == "]" else None
+
+    def variable(self, stem: str, first: str) -> Entry | None:
+        key = [first.lower()]
+        c = self.next()
+        while not self.eof and c in _KEYCHAR:
+            key.append(c.lower())
+            c = self.next()
+        while c in " \t":
+            c = self.next()
+        value = None
+        if c != "\n":
+            if c != "=":
+                return None
+            value = self.value()
+            if value is None:
+                return None
+        return entry_of(f"{stem}.{''.join(key)}", value)
+
+    def value(self) -> str | None:
+        out: list[str] = []
+        length = 0
+        quote = comment = False
+        space = 0
+        while True:
+            c = self.next()
+            if c == "\n":
+                return None if quote else "".join(out)
+            if comment:
+                continue
+            if c in " \t" and not quote:
+                space += 1 if length else 0
+                continue
+            if not quote and c in ";#":
+                comment = True
+                continue
+            if space:
+                out.append(" " * space)
+                length += space
+                space = 0
+            if c == "\\":
+                c = self.next()
+                if c == "\n":
+                    if self.eof:
+                        return None  # a backslash ending the file: not read here
+                    continue  # a value continued on the next line
+                if c not in _ESCAPES:
+                    return None  # git rejects the line
+                out.append(_ESCAPES[c])
+                length += 1
+                continue
+            if c == '"':
+                quote = not quote
+                continue
+            out.append(c)
+            length += 1
+
+
+def has_include(entries: list[Entry]) -> bool:
+    """True when the entries name another file to read (include.path, includeIf.*.path)."""
+    return any(e.key == "path" and e.section in ("include", "includeif") for e in entries)
+
+
+def parse_listing(data: bytes, with_scope_and_origin: bool) -> list[Entry]:
+    """The entries of `git config --list -z` output (with --show-scope --show-origin)."""
+    fields = data.decode("utf-8", "surrogateescape").split("\0")
+    if fields and fields[-1] == "":
+        fields.pop()
+    step = 3 if with_scope_and_origin else 1
+    entries = []
+    for i in range(0, len(fields) - step + 1, step):
+        scope, origin = (fields[i], fields[i + 1]) if step == 3 else ("", "")
+        name, newline, value = fields[i + step - 1].partition("\n")
+        origin = origin[len("file:") :] if origin.startswith("file:") else origin
+        entries.append(entry_of(name, value if newline else None, origin, scope))
     return entries
 
 
-def _include_path(value: str, including: str, home: str | None) -> str | None:
-    """Where an include points, as git's handle_path_include() resolves it."""
-    if value == "~" or value.startswith("~/"):
-        if not home:
-            return None
-        value = home + value[1:]
-    elif value.startswith("~"):
-        return None  # ~user: another user's home, which git looks up; not followed here
-    return value if os.path.isabs(value) else os.path.join(os.path.dirname(including), value)
+# How git reads config text where the port is unsure: (bytes, the file's path or None,
+# follow includes) -> entries, or UnreadableConfig when git rejects it. Installed by
+# qola/git.py when it is imported; the no-op path, which runs no git, holds it back.
+GitReader = Callable[[bytes, "str | None", bool], list[Entry]]
+_GIT: GitReader | None = None
+_HELD_BACK = 0
 
 
-def read_text(path: str) -> str | None:
-    """A config file's text; None when there is none. Never waits on a FIFO."""
+def use_git(reader: GitReader) -> None:
+    """Let entries() ask git (what qola/git.py installs)."""
+    global _GIT
+    _GIT = reader
+
+
+@contextlib.contextmanager
+def without_git() -> Iterator[None]:
+    """Meanwhile entries() never runs git: it answers None where it would need to."""
+    global _HELD_BACK
+    _HELD_BACK += 1
+    try:
+        yield
+    finally:
+        _HELD_BACK -= 1
+
+
+def entries(data: bytes, path: str | None = None, includes: bool = False) -> list[Entry] | None:
+    """git's reading of config bytes (read from the file at path, if any), includes
+    followed when includes is true: from the port where it is sure, else from git; None
+    when it would take git and git may not run here. Raises UnreadableConfig where git
+    rejects the text."""
+    found = parse_exact(data)
+    if found is not None and not (includes and has_include(found)):
+        return found
+    if _GIT is None or _HELD_BACK:
+        return None
+    return _GIT(data, path, includes)
+
+
+def read_bytes(path: str) -> bytes | None:
+    """A config file's bytes; None when there is none. Never waits on a FIFO."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
-    except FileNotFoundError:
-        return None
-    except NotADirectoryError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
         raise UnreadableConfig(path, error.strerror or str(error)) from None
@@ -85,116 +285,10 @@ def read_text(path: str) -> str | None:
             raise UnreadableConfig(path, "not a regular file")
         if info.st_size > _MAX_SIZE:
             raise UnreadableConfig(path, f"{info.st_size} bytes: too large to be a config")
-        return handle.read().decode("utf-8", errors="replace")
+        return handle.read()
 
 
-_ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
-
-
-def parse(text: str, origin: str = "") -> list[Entry]:
-    """Parse git-config text; lines git itself would reject are skipped."""
-    entries: list[Entry] = []
-    section: str | None = None
-    subsection: str | None = None
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i].strip()
-        i += 1
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            end = _header_end(line)
-            if end < 0:
-                section = None
-                continue
-            section, subsection = _parse_header(line[1:end])
-            line = line[end + 1 :].strip()
-            if not line or line[0] in "#;":
-                continue
-        if section is None:
-            continue
-        key, sep, raw = line.partition("=")
-        key = key.strip().lower()
-        if not key:
-            continue
-        if not sep:
-            entries.append(Entry(section, subsection, key, "true", origin))
-            continue
-        # A value may continue onto the next lines with a trailing backslash.
-        while raw.rstrip("\r").endswith("\\") and not raw.endswith("\\\\") and i < len(lines):
-            raw = raw.rstrip("\r")[:-1] + lines[i]
-            i += 1
-        entries.append(Entry(section, subsection, key, _parse_value(raw), origin))
-    return entries
-
-
-def _header_end(line: str) -> int:
-    in_quotes = False
-    escaped = False
-    for pos, ch in enumerate(line):
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == '"':
-            in_quotes = not in_quotes
-        elif ch == "]" and not in_quotes:
-            return pos
-    return -1
-
-
-def _parse_header(inner: str) -> tuple[str, str | None]:
-    name, _, rest = inner.partition(" ")
-    rest = rest.strip()
-    if rest.startswith('"') and rest.endswith('"') and len(rest) >= 2:
-        sub = rest[1:-1]
-        out: list[str] = []
-        escaped = False
-        for ch in sub:
-            if escaped:
-                out.append(ch)
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            else:
-                out.append(ch)
-        return name.lower(), "".join(out)
-    if "." in name:  # the deprecated [section.subsection] form
-        sec, _, sub = name.partition(".")
-        return sec.lower(), sub.lower()
-    return name.lower(), None
-
-
-def _parse_value(raw: str) -> str:
-    if not any(ch in raw for ch in '"\\#;'):
-        return raw.strip()  # the common case: nothing to unquote, unescape or cut off
-    out: list[str] = []
-    in_quotes = False
-    pending_space = ""
-    pos = 0
-    raw = raw.strip()
-    while pos < len(raw):
-        ch = raw[pos]
-        pos += 1
-        if ch == "\\" and pos < len(raw):
-            out.append(pending_space + _ESCAPES.get(raw[pos], raw[pos]))
-            pending_space = ""
-            pos += 1
-        elif ch == '"':
-            in_quotes = not in_quotes
-        elif ch in "#;" and not in_quotes:
-            break
-        elif ch.isspace() and not in_quotes:
-            pending_space += ch
-        else:
-            out.append(pending_space + ch)
-            pending_space = ""
-    return "".join(out)
-
-
-@dataclass(frozen=True)
-class Submodule:
+class Submodule(NamedTuple):
     """One `[submodule "name"]` of a .gitmodules file."""
 
     name: str
@@ -203,23 +297,35 @@ class Submodule:
     update: str | None
 
 
-def submodules(text: str) -> list[Submodule]:
-    """The submodules declared in .gitmodules text, in file order."""
-    found: dict[str, dict[str, str]] = {}
-    for entry in parse(text):
+def submodules(data: str | bytes) -> list[Submodule] | None:
+    """The submodules declared in .gitmodules text, in file order (None: unreadable here,
+    or git rejects it)."""
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    try:
+        found = entries(raw)
+    except UnreadableConfig:
+        return None
+    return None if found is None else submodules_of(found)
+
+
+def submodules_of(found: list[Entry]) -> list[Submodule]:
+    """The submodules that config entries (of a .gitmodules) declare."""
+    keys: dict[str, dict[str, str]] = {}
+    for entry in found:
         if entry.section == "submodule" and entry.subsection is not None:
-            found.setdefault(entry.subsection, {})[entry.key] = entry.value
+            keys.setdefault(entry.subsection, {})[entry.key] = entry.text
     return [
-        Submodule(name, keys["path"].rstrip("/"), keys.get("url"), keys.get("update"))
-        for name, keys in found.items()
-        if keys.get("path")
+        Submodule(name, values["path"].rstrip("/"), values.get("url"), values.get("update"))
+        for name, values in keys.items()
+        if values.get("path")
     ]
 
 
-def get(entries: list[Entry], section: str, subsection: str | None, key: str) -> str | None:
-    """The last value of section.subsection.key, as git would answer."""
+def get(found: list[Entry], section: str, subsection: str | None, key: str) -> str | None:
+    """The last value of section.subsection.key, as git would answer ("true" for a key
+    without `=`; None when it is not set)."""
     value = None
-    for entry in entries:
+    for entry in found:
         if entry.section == section and entry.subsection == subsection and entry.key == key:
-            value = entry.value
+            value = "true" if entry.value is None else entry.value
     return value

@@ -31,11 +31,6 @@ _EXTENSIONS_V0 = frozenset({"noop", "preciousobjects", "partialclone", "worktree
 _EXTENSIONS_V1 = frozenset({"noop-v1", "objectformat"})
 _V1_ONLY = frozenset({"noop-v1", "objectformat", "compatobjectformat", "refstorage"})
 _OBJECT_FORMATS = frozenset({"sha1", "sha256"})
-# A config line as git's parser accepts it (config.c): a comment, a section header
-# (optionally followed by a variable), or a variable whose name starts with a letter.
-# Patterns, not compiled here: only a config out of the ordinary needs them (re caches).
-_CONFIG_HEADER = r'^\[[A-Za-z0-9.-]+(\s+"(?:[^"\\]|\\.)*")?\](.*)$'
-_CONFIG_VARIABLE = r"^[A-Za-z][A-Za-z0-9-]*\s*(?:=(.*))?$"
 
 
 def git_dir(worktree: Path) -> Path | None:
@@ -389,95 +384,61 @@ def _worktree_problem(settings: dict[str, str], gitdir: str, worktree: str) -> s
 
 
 def _settings(data: bytes, name: str) -> dict[str, str] | str:
-    """The core.* and extensions.* values of a config file, or why git cannot read it."""
-    text = data.decode("utf-8", "surrogateescape")
-    if re.fullmatch(_PLAIN_CONFIG, text):
-        return _plain_settings(text)
-    problem = _config_syntax_problem(text)
-    if problem is not None:
-        return f"{name}: {problem}"
+    """The core.* and extensions.* values of a config file as git's setup reads them (no
+    includes), or why git cannot read it. Read here only where that reading is exact;
+    else git reads it, or (on the no-op path, which runs no git) it is a reason to leave
+    the answer to the full command."""
+    if re.fullmatch(_PLAIN_CONFIG, data):
+        plain = _plain_settings(data.decode("ascii"))
+        if plain is not None:
+            return plain
     from qola import gitconfig  # a config out of the ordinary only: dataclasses cost the no-op 6 ms
 
+    try:
+        entries = gitconfig.entries(data)
+    except gitconfig.UnreadableConfig as error:
+        line = re.search(r"bad config line (\d+)", error.why)
+        return f"{name}: bad config line {line.group(1)}" if line else f"{name}: {error.why}"
+    if entries is None:
+        return f"{name}: a config qola reads exactly only with git"
     found = {}
-    for entry in gitconfig.parse(text):
+    for entry in entries:
         if entry.subsection is None and entry.section in ("core", "extensions"):
-            found[f"{entry.section}.{entry.key}"] = entry.value
+            found[f"{entry.section}.{entry.key}"] = "true" if entry.value is None else entry.value
     return found
 
 
 # A config as git writes it: headers, comments and `key = value` lines with no quote,
-# escape or comment in the value. Read line by line without the full parser (this runs
-# for every repository on the no-op path); anything else takes the careful way.
+# escape or comment in the value, in printable ASCII (and tabs), each line ended. Read line
+# by line without the full parser (this runs for every repository on the no-op path);
+# anything else takes the careful way. Patterns, not compiled here: re caches them.
+_VALUE_CHARS = r"\t\x20\x21\x24-\x3a\x3c-\x5b\x5d-\x7e"  # not " # ; \\
 _PLAIN_CONFIG = (
-    r'(?:[ \t]*(?:\[[A-Za-z0-9.-]+(?:[ \t]+"[^"\\\n]*")?\]|[#;][^\n]*'
-    r"|[A-Za-z][A-Za-z0-9-]*(?:[ \t]*=[^\\\"#;\n]*)?)?[ \t]*\r?\n)*"
+    rb'(?:[ \t]*(?:\[[A-Za-z0-9.-]+(?:[ \t]+"[\t\x20\x21\x23-\x5b\x5d-\x7e]*")?\]'
+    rb"|[#;][\t\x20-\x7e]*"
+    rb"|[A-Za-z][A-Za-z0-9-]*(?:[ \t]*=[" + _VALUE_CHARS.encode() + rb"]*)?)?[ \t]*\r?\n)*"
 )
 
 
-def _plain_settings(text: str) -> dict[str, str]:
+def _plain_settings(text: str) -> dict[str, str] | None:
+    """The core.* and extensions.* values of a plain config (None: not read here after all:
+    a key before any section)."""
     found = {}
-    section = ""
-    for line in text.splitlines():
-        line = line.strip()
+    section: str | None = None
+    for line in text.split("\n"):
+        line = line.strip(" \t\r")
         if line.startswith("["):
-            section = line[1:-1].split(None, 1)[0].lower() if " " not in line else ""
-            section = section if section in ("core", "extensions") else ""
-        elif section and line and line[0] not in "#;":
+            name = line[1:-1]
+            section = name.lower() if name.lower() in ("core", "extensions") else ""
+        elif line and line[0] not in "#;":
+            if section is None:
+                return None
             key, equals, value = line.partition("=")
-            found[f"{section}.{key.strip().lower()}"] = value.strip() if equals else "true"
+            # git turns each blank inside a value into a space and drops those at its ends.
+            value = value.strip(" \t").replace("\t", " ") if equals else "true"
+            if section:
+                found[section + "." + key.strip(" \t").lower()] = value
     return found
-
-
-def _config_syntax_problem(text: str) -> str | None:
-    """A line git's config parser rejects ("bad config line N"), or None."""
-    lines = text.splitlines()
-    in_section = False
-    number = 0
-    while number < len(lines):
-        line = lines[number].strip()
-        number += 1
-        if not line or line[0] in "#;":
-            continue
-        header = re.match(_CONFIG_HEADER, line)
-        if header:
-            in_section = True
-            line = header.group(2).strip()
-            if not line or line[0] in "#;":
-                continue
-        variable = re.match(_CONFIG_VARIABLE, line)
-        if not variable or not in_section:
-            return f"bad config line {number}"
-        value = variable.group(1) or ""
-        while True:
-            state = _value_state(value)
-            if state == "continued" and number < len(lines):
-                value = value.rstrip()[:-1] + lines[number]
-                number += 1
-                continue
-            if state != "ok":
-                return f"bad config line {number}"
-            break
-    return None
-
-
-def _value_state(value: str) -> str:
-    """A value line: `ok`, `continued` (ends in a backslash) or `bad` (escape, open quote)."""
-    quoted = False
-    pos = 0
-    while pos < len(value):
-        ch = value[pos]
-        pos += 1
-        if ch == "\\":
-            if pos == len(value):
-                return "continued"
-            if value[pos] not in '\\"ntb':
-                return "bad"
-            pos += 1
-        elif ch == '"':
-            quoted = not quoted
-        elif ch in "#;" and not quoted:
-            break
-    return "bad" if quoted else "ok"
 
 
 def _boolean(value: str) -> bool | None:

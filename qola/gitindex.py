@@ -228,21 +228,29 @@ def _extensions_understood(data: bytes, pos: int, end: int) -> bool:
 
 
 def _settings(gitdir: Path) -> tuple[int, bool] | None:
-    """(bytes per object name, sparse checkout on) from the repository's config, or None."""
+    """(bytes per object name, sparse checkout on) from the repository's config, or None
+    where that is not read here exactly as git reads it (git is asked instead)."""
     texts = []
     # extensions.worktreeConfig keeps core.sparseCheckout in config.worktree (as
     # sparse-checkout writes it), read after the repository's config.
     for path in (gitfiles.common_dir(gitdir) / "config", gitdir / "config.worktree"):
         try:
-            texts.append(path.read_text(errors="surrogateescape"))
+            texts.append(path.read_bytes())
         except FileNotFoundError:
             if path.name == "config":
                 return None
         except OSError:
             return None
-    if not any("objectformat" in t.lower() or "sparsecheckout" in t.lower() for t in texts):
+    lowered = [t.lower() for t in texts]
+    if not any(b"objectformat" in t or b"sparsecheckout" in t or b"include" in t
+               for t in lowered):  # fmt: skip
         return _HASHES["sha1"], False  # the usual case, without parsing every line
-    entries = [entry for text in texts for entry in gitconfig.parse(text)]
+    entries = []
+    for text in texts:
+        found = gitconfig.parse_exact(text)
+        if found is None or gitconfig.has_include(found):
+            return None  # an include may turn sparse checkout on
+        entries += found
     hash_size = _HASHES.get(gitconfig.get(entries, "extensions", None, "objectformat") or "sha1")
     if hash_size is None:
         return None

@@ -730,8 +730,12 @@ def _read_gitmodules(root: Path, text: str | None = None) -> list[gitconfig.Subm
             stamp.saw_file(root / ".gitmodules", None)
             return []
         stamp.saw_file(root / ".gitmodules", data)
-        text = data.decode("utf-8", errors="replace")
+        text = data.decode("utf-8", errors="surrogateescape")
     modules = gitconfig.submodules(text)
+    if modules is None:  # read only by git, which rejects it or may not run here (no-op)
+        raise ManifestError(str(root / ".gitmodules"), "git cannot read it as a config, or "
+                            "qola cannot without git", "run `git config --file .gitmodules "
+                            "--list` to see what git says")  # fmt: skip
     base = _superproject_url(root)
     resolved = []
     for module in modules:
@@ -754,8 +758,16 @@ def _superproject_url(root: Path) -> str | None:
         stamp.saw_file(gitfiles.common_dir(gitdir) / "config", None)
         return None
     stamp.saw_file(gitfiles.common_dir(gitdir) / "config", data)
-    text = data.decode("utf-8", errors="replace")
-    return gitconfig.get(gitconfig.parse(text), "remote", "origin", "url")
+    path = str(gitfiles.common_dir(gitdir) / "config")
+    try:
+        entries = gitconfig.entries(data, path, includes=True)
+    except gitconfig.UnreadableConfig:
+        return None  # git refuses the root's config: every git command there says so
+    if entries is None:  # the no-op path, which runs no git: the full command reads it
+        raise ManifestError(path, "qola reads this config exactly only with git")
+    if gitconfig.has_include(entries):
+        stamp.cannot_prove(f"{path}: what it includes is in no stamp")
+    return gitconfig.get(entries, "remote", "origin", "url")
 
 
 def relative_url(base: str, rel: str) -> str:

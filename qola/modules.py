@@ -21,7 +21,7 @@ from glob import escape as glob_escape
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from qola import gitconfig, gitfiles, store
+from qola import gitconfig, gitfiles, stamp, store
 from qola.errors import GitError
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def is_initialised_by(config: Path, name: str, path: str | None = None) -> bool:
     if active is not None:
         return url is not None and _is_true(active)
     specs = [
-        e.value
+        e.text
         for e in entries
         if e.section == "submodule" and e.subsection is None and e.key == "active"
     ]
@@ -128,15 +128,25 @@ _MOST_PARSED = 256
 
 
 def _parsed(config: Path) -> list[gitconfig.Entry] | None:
+    """A repository's config entries as git reads them, includes followed (None: it cannot
+    be read, or not without git where git may not run). What an include brings is in no
+    stamp: an answer that needed one cannot be proven."""
     try:
         info = os.stat(config)
         key = (str(config), info.st_mtime_ns, info.st_size)
         if key not in _PARSED:
-            text = config.read_text(encoding="utf-8", errors="replace")
+            data = config.read_bytes()
+            found = gitconfig.entries(data, str(config), includes=True)
+            if found is None:
+                stamp.cannot_prove(f"{config}: qola reads this config exactly only with git")
+                return None
+            if gitconfig.has_include(found):
+                stamp.cannot_prove(f"{config}: what it includes is in no stamp")
+                return found  # not kept: what it includes may change under the same stat
             if len(_PARSED) >= _MOST_PARSED:
                 _PARSED.clear()
-            _PARSED[key] = gitconfig.parse(text)
-    except OSError:
+            _PARSED[key] = found
+    except (OSError, gitconfig.UnreadableConfig):
         return None
     return _PARSED[key]
 
@@ -154,7 +164,7 @@ def initialise(runner: Runner, superproject: Path, name: str, url: str, subject:
     if is_initialised(superproject, name):
         return False
     config = config_file(superproject)
-    entries = gitconfig.parse(config.read_text(errors="replace")) if config else []
+    entries = (_parsed(config) if config else None) or []
     if gitconfig.get(entries, "submodule", name, "url") is None:
         runner.run(superproject, "config", f"submodule.{name}.url", url, subject=subject)
     runner.run(superproject, "config", f"submodule.{name}.active", "true", subject=subject)
@@ -164,13 +174,8 @@ def initialise(runner: Runner, superproject: Path, name: str, url: str, subject:
 def origin_url(tree: Path) -> str | None:
     """The repository's remote.origin.url, read from its config file (None: not set)."""
     config = config_file(tree)
-    if config is None:
-        return None
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return gitconfig.get(gitconfig.parse(text), "remote", "origin", "url")
+    entries = _parsed(config) if config is not None else None
+    return None if entries is None else gitconfig.get(entries, "remote", "origin", "url")
 
 
 def modules_dir(runner: Runner, superproject: Path, name: str, subject: str) -> Path:

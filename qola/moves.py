@@ -366,7 +366,7 @@ def init_entries(runner: Runner, root: Path) -> list[tuple[str, str, str | None,
     """(name, path, the URL .gitmodules gives, gitlink) of each submodule `init` pins."""
     try:
         text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-        modules = gitconfig.submodules(text)
+        modules = gitconfig.submodules(text) or []  # None: git rejects it
     except OSError:
         modules = []
     if not modules:

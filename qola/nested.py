@@ -352,7 +352,7 @@ def _urls(
     """The URL of each nested submodule, from the commit's .gitmodules, resolved as git does."""
     spec = f"{commit}:.gitmodules"
     blob = ctx.runner.run(tree, "cat-file", "blob", "--end-of-options", spec, check=False)
-    found_modules = gitconfig.submodules(blob.stdout) if blob.status == 0 else []
+    found_modules = (gitconfig.submodules(blob.stdout) if blob.status == 0 else None) or []
     declared = {m.name: m.url for m in found_modules}
     # git resolves ./ and ../ against the superproject's remote (here: its origin, else the
     # URL it was fetched from), as `git submodule init` does.

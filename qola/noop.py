@@ -189,7 +189,10 @@ def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
         lines = _answer_from_stamp(stamp_file, invocation)
         if lines is not None:
             return notes, lines
-    lines = _observe_all(invocation, stamp_file)
+    from qola.gitconfig import without_git
+
+    with without_git():  # the no-op runs no git: where a reading needs git, it steps aside
+        lines = _observe_all(invocation, stamp_file)
     return None if lines is None else (notes, lines)
 
 

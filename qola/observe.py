@@ -242,7 +242,10 @@ def gitlinks(
             blob = runner.run(worktree, "cat-file", "blob", "--end-of-options", spec, check=False)
             if blob.status != 0:
                 return None  # unknown is not "no submodules": nothing is cached
-            modules = gitconfig.submodules(blob.stdout)
+            read = gitconfig.submodules(blob.stdout)  # as git reads it
+            if read is None:
+                return None  # git rejects it: unknown, not "no submodules"
+            modules = read
         by_path = {m.path: m for m in modules}
         for path, link_sha in sorted(links.items()):
             module = by_path.get(path)

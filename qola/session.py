@@ -53,12 +53,16 @@ class Session:
 
 @contextmanager
 def session(
-    common: Common, resolve_pins: bool = True, staged: Staged | None = None
+    common: Common, resolve_pins: bool = True, staged: Staged | None = None,
+    offline: bool = False,
 ) -> Iterator[Session]:
     """Load the manifest, select deps, and run git under the safe.directory shim.
 
     resolve_pins=False leaves abbreviated legacy pins as written (no checkout is read).
     staged: read the manifest from the index instead of the file.
+    offline: a command that never uses the network: no git of it may use a transport
+    (nothing is fetched, a partial clone's missing objects included), but for the calls
+    that say they do (network=True).
     """
     import os
 
@@ -80,7 +84,7 @@ def session(
     try:
         with shim(common.safe_directory, roots) as env:
             # The shim trusts each repository at the moment qola first runs git in it.
-            runner = git.Runner(env=env, trust=env.add)
+            runner = git.Runner(env=env, trust=env.add, offline=offline)
             if loaded is None:
                 assert staged is not None
                 loaded = pincheck.load_staged(common.manifest, common.root, runner, staged)

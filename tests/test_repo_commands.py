@@ -280,23 +280,41 @@ def test_exec_lets_a_build_step_into_the_tree_but_not_run_its_commands(
     assert list(private_tmp.iterdir()) == []
 
 
+def test_verify_runs_git_beside_an_upload_pack_command_it_cannot_start(pinned_by_qola, marks):
+    """An upload-pack command in the dependency's own config concerns a fetch: verify, which
+    lets git use no transport at all, runs git there and passes (checkout, which would
+    fetch, refuses it: test_an_upload_pack_command_in_a_repositorys_config_stops_the_run)."""
+    configure(pinned_by_qola.lib / ".git", {"remote.origin.uploadpack": leave(marks, "up")})
+    before = snapshot(pinned_by_qola.root)
+    proc = procs.run("verify", "--format", "json", "-m", str(pinned_by_qola.manifest))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(marks.iterdir()) == []
+    assert snapshot(pinned_by_qola.root) == before
+
+
 def test_verify_judges_a_repository_it_will_not_run_git_in_from_its_files(
-    pinned_by_qola, marks
+    pinned_by_qola, marks, tmp_path
 ):
-    """An upload-pack command in the dependency's own config: verify runs no git there,
-    says so (`unsafe`, exit 1), and still says from the files that HEAD and the nested
-    submodule are at their pins (qola's memory of the pin's gitlinks is in a tree it made;
-    without it the nested submodules would be a `submodule` problem: unknown, so failed)."""
-    config = pinned_by_qola.lib / ".git" / "config"
-    upload_pack = leave(marks, "upload-pack")
-    configure(pinned_by_qola.lib / ".git", {"remote.origin.uploadpack": upload_pack})
+    """A config git cannot list (it includes a folder): verify runs no git there, says so
+    (`unsafe`, exit 1), and still says from the files that HEAD is at its pin; the nested
+    submodule, which git cannot see initialised in a config it cannot read, is a
+    `submodule` problem."""
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    sha = git(pinned_by_qola.lib, "rev-parse", "HEAD")
+    configure(pinned_by_qola.lib / ".git", {"include.path": str(folder)})
     before = snapshot(pinned_by_qola.root)
     proc = procs.run("verify", "--format", "json", "-m", str(pinned_by_qola.manifest))
     assert proc.returncode == 1, proc.stderr
     [dep] = json.loads(proc.stdout)["deps"]
-    assert [p["kind"] for p in dep["problems"]] == ["unsafe"]
-    assert f"{config} sets remote.origin.uploadpack = " in dep["problems"][0]["message"]
-    assert dep["head"] == git(pinned_by_qola.lib, "rev-parse", "HEAD")
+    assert [p["kind"] for p in dep["problems"]] == ["submodule", "unsafe"], dep["problems"]
+    assert "extern/nested is not initialised in its parent's config" in (
+        dep["problems"][0]["message"]
+    )
+    assert "git cannot read the repository's config: fatal: bad config line " in (
+        dep["problems"][1]["message"]
+    )
+    assert dep["head"] == sha
     assert list(marks.iterdir()) == []
     assert snapshot(pinned_by_qola.root) == before
 

@@ -10,18 +10,27 @@ from pathlib import Path
 import pytest
 from repos import commit_file, git, head, init_repo
 
-from qola import gitindex
+from qola import configprobe, gitindex
 from qola.git import Runner
 from qola.repoconfig import Guard, UnsafeConfigError
 
 
-def settings(env: dict[str, str]) -> list[tuple[str, str]]:
+def every_setting(env: dict[str, str]) -> list[tuple[str, str]]:
     count = int(env.get("GIT_CONFIG_COUNT", "0"))
     return [
         (env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"])
         for i in range(count)
         if f"GIT_CONFIG_KEY_{i}" in env
     ]
+
+
+def settings(env: dict[str, str]) -> list[tuple[str, str]]:
+    """The overrides of command settings (the transport settings every call gets, apart)."""
+    return [(k, v) for k, v in every_setting(env) if not k.startswith("protocol.")]
+
+
+def transports(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in every_setting(env) if k.startswith("protocol.")}
 
 
 @pytest.fixture
@@ -45,9 +54,18 @@ def user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def test_a_repository_without_command_settings_gets_no_overrides(repo):
-    assert Guard().overrides(repo) == {}
-    assert Guard().overrides(repo.parent) == {}  # no repository at all
+def test_a_repository_without_command_settings_gets_only_the_transport_settings(repo):
+    for folder in (repo, repo.parent):  # a repository, and none at all
+        env = Guard().overrides(folder)
+        assert settings(env) == []
+        assert transports(env) == {
+            "protocol.allow": "never", "protocol.https.allow": "always",
+            "protocol.http.allow": "always", "protocol.ssh.allow": "always",
+            "protocol.git.allow": "always", "protocol.file.allow": "always",  # the tests' own
+        }  # fmt: skip
+        assert set(env) == {"GIT_CONFIG_COUNT"} | {
+            f"GIT_CONFIG_{kind}_{i}" for kind in ("KEY", "VALUE") for i in range(6)
+        }
 
 
 def test_filters_get_empty_commands_and_are_no_longer_required(repo):
@@ -90,19 +108,37 @@ def test_the_environments_own_settings_come_first_and_are_kept(repo, monkeypatch
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", "0")
     set_local(repo, ("core.pager", "evil"))
     env = Guard().overrides(repo)
-    assert env["GIT_CONFIG_COUNT"] == "2"
+    assert env["GIT_CONFIG_COUNT"] == str(1 + 1 + 6)  # the environment's, the pager, transports
     assert (env["GIT_CONFIG_KEY_1"], env["GIT_CONFIG_VALUE_1"]) == ("core.pager", "cat")
     assert "GIT_CONFIG_KEY_0" not in env
 
 
-def test_protocol_settings_pin_ext_to_never_unless_the_user_allows_it(repo, user_config):
-    set_local(repo, ("protocol.ext.allow", "always"), ("protocol.ftp.allow", "always"))
-    assert settings(Guard().overrides(repo)) == [
-        ("protocol.ext.allow", "never"),
-        ("protocol.ftp.allow", "user"),  # git's default for it
-    ]
-    user_config.write_text(user_config.read_text() + "[protocol]\n\tallow = always\n")
-    assert settings(Guard().overrides(repo))[0] == ("protocol.ext.allow", "always")
+def test_protocol_settings_of_a_repository_never_allow_a_transport(repo, user_config):
+    """Every protocol the repository's config allows is pinned to never, but those a URL in
+    a manifest may use, at the user's own policy; the user's general `protocol.allow`
+    (theirs to set) does not open the others."""
+    set_local(repo, ("protocol.ext.allow", "always"), ("protocol.ftp.allow", "always"),
+              ("protocol.allow", "always"), ("protocol.https.allow", "never"))  # fmt: skip
+    found = transports(Guard().overrides(repo))
+    assert found["protocol.allow"] == "never"
+    assert (found["protocol.ext.allow"], found["protocol.ftp.allow"]) == ("never", "never")
+    assert found["protocol.https.allow"] == "always"  # git's default: the user set none
+    user_config.write_text(user_config.read_text() + "[protocol]\n\tallow = user\n"
+                           '[protocol "ext"]\n\tallow = always\n')  # fmt: skip
+    found = transports(Guard().overrides(repo))
+    assert (found["protocol.ext.allow"], found["protocol.ftp.allow"]) == ("always", "never")
+    assert found["protocol.https.allow"] == "user"  # the user's general policy
+
+
+def test_an_offline_call_gets_no_transport_and_no_lazy_fetch(repo, user_config):
+    user_config.write_text(user_config.read_text() + '[url "pwn::x"]\n\tinsteadOf = y:\n')
+    env = Guard().overrides(repo, ("status",), online=False)
+    assert (env["GIT_ALLOW_PROTOCOL"], env["GIT_NO_LAZY_FETCH"]) == ("", "1")
+    assert set(transports(env).values()) == {"never"}
+    assert transports(env)["protocol.pwn.allow"] == "never"
+    online = Guard().overrides(repo, ("status",))
+    assert "GIT_ALLOW_PROTOCOL" not in online
+    assert transports(online)["protocol.pwn.allow"] == "user"  # the user's own mirror
 
 
 def test_ssh_askpass_and_proxy_fall_back_on_what_the_environment_says(repo, monkeypatch):
@@ -154,13 +190,20 @@ def test_a_filter_whose_name_holds_an_equals_sign_is_overridden_for_real(repo, t
     assert mark.exists()
 
 
-def test_the_overrides_are_worked_out_again_only_when_a_file_changed(repo):
+def test_the_overrides_are_worked_out_again_only_when_a_file_changed(repo, monkeypatch):
+    """One git listing per repository, made again only when a file it read changed."""
+    listings = []
+    real = configprobe.repository
+    monkeypatch.setattr(configprobe, "repository",
+                        lambda *args: listings.append(args) or real(*args))  # fmt: skip
     guard = Guard()
     set_local(repo, ("core.pager", "evil"))
     first = guard.overrides(repo)
-    assert guard.overrides(repo) is first  # cached
+    assert guard.overrides(repo) == first
+    assert len(listings) == 1
     set_local(repo, ("core.editor", "evil"))
     assert settings(guard.overrides(repo)) == [("core.pager", "cat"), ("core.editor", ":")]
+    assert len(listings) == 2
 
 
 def test_a_nested_work_tree_is_searched_even_when_its_git_dir_was_met_first(repo, tmp_path):

@@ -40,7 +40,7 @@ def bump(
     from qola.plan import Options
 
     common = dataclasses.replace(common, names=(name,))
-    with session(common) as sess:
+    with session(common, offline=offline) as sess:
         sess.runner.timeout = finite(fetch_timeout)
         [dep] = sess.deps
         worktree = sess.manifest.root / dep.path
@@ -187,7 +187,7 @@ def bump_all(
     from qola import batch, moves
     from qola.plan import Options
 
-    with session(common) as sess:
+    with session(common, offline=offline) as sess:
         sess.runner.timeout = finite(fetch_timeout)
         tracked = tuple(dep for dep in sess.deps if dep.track)
         untracked = [dep.name for dep in sess.deps if not dep.track]

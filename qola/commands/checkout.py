@@ -25,7 +25,7 @@ def checkout(
     from qola.checkout import checkout as run_checkout
     from qola.plan import Options
 
-    with session(common) as sess:
+    with session(common, offline=offline) as sess:
         cmake_env.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
         sess.runner.timeout = finite(fetch_timeout)
         options = Options(offline, force, jobs, cache.absolute() if cache else None)

@@ -27,7 +27,8 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> int:
     dependency's history could not be fetched (the rest is printed all the same)."""
     from qola import changes
 
-    with session(common) as sess:
+    # Offline but for its fetches (network=True): the local steps fetch nothing lazily.
+    with session(common, offline=True) as sess:
         sess.runner.timeout = finite(fetch_timeout)
         found = changes.compare(sess.manifest, sess.deps, common.root, sess.runner, rev,
                                 common.verbose)  # fmt: skip

@@ -11,7 +11,7 @@ def freeze(common: Common, dry_run: bool) -> int:
     """Rewrite pins (all, or the names given) to what is checked out, in full."""
     from qola import moves
 
-    with session(common) as sess:
+    with session(common, offline=True) as sess:
         changes = {}
         for dep in sess.deps:
             head = moves.current_head(sess.runner, sess.manifest, dep)

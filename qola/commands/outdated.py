@@ -25,7 +25,8 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
     from qola import lag
 
     limit = lag.parse_limit(fail_if_behind) if fail_if_behind is not None else None
-    with session(common) as sess:
+    # Offline but for its fetches (network=True): the local steps fetch nothing lazily.
+    with session(common, offline=True) as sess:
         sess.runner.timeout = finite(fetch_timeout)
         lags = lag.measure_all(sess.manifest, sess.deps, sess.runner)
         now = time.time()

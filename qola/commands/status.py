@@ -15,7 +15,7 @@ def status(common: Common, fmt: str = "text") -> int:
     from qola.verify import DIRTY, GITLINK
     from qola.verify import verify as run_verify
 
-    with session(common) as sess:
+    with session(common, offline=True) as sess:
         report = run_verify(sess.manifest, sess.deps, sess.runner)
         if fmt == "json":
             console.result(render.status_json(report), end="")

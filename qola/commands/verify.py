@@ -36,7 +36,7 @@ def verify(
 
     started = time.monotonic()
     index = pincheck.staged_mode(staged, os.environ) if manifest_only else None
-    with session(common, resolve_pins=not manifest_only, staged=index) as sess:
+    with session(common, resolve_pins=not manifest_only, staged=index, offline=True) as sess:
         if manifest_only:
             report = pincheck.check(sess.manifest, sess.deps, sess.runner, index)
         else:

@@ -1,0 +1,211 @@
+"""git's own listing of a config, for the decisions that need exactly what git reads.
+
+What git would run in a repository is decided from git's parse of that repository's
+config, never from a second parser: `git config --list -z --show-scope --show-origin
+--includes`, run where the git of the command will run (`-C <folder>`, and `--git-dir`
+for a git dir of its own), with nothing else enabled: no system config, no global one,
+no GIT_CONFIG_* environment, only `-c safe.directory=*` so that a tree another user
+owns is read as well (the listing reads; it runs nothing: `--no-pager`, and `git
+config` starts no filter, helper or hook). An `includeIf` whose condition did not hold
+there is read all the same (what a config could include counts), and every file it
+could read that is not there yet is watched.
+
+Each listing costs one git process, made once per repository per run and again only
+when one of the files it was read from (or could read) changes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+from qola.gitconfig import Entry, UnreadableConfig, parse_listing
+from qola.overrides import UnsafeConfigError
+
+# git's own limit on includes within includes (config.c MAX_INCLUDE_DEPTH).
+_MAX_INCLUDE_DEPTH = 10
+# A listing reads a few files: one that takes longer is waiting on something (a FIFO
+# among the includes) that would make every git in that repository wait too.
+TIMEOUT = 20.0
+_REPOSITORY_SCOPES = ("local", "worktree")
+_USER_SCOPES = ("system", "global", "command")
+# A git dir that is not there: git lists config outside any repository, whatever cwd is.
+_NO_REPOSITORY = os.path.join(os.sep, "nonexistent", "qola-no-repository")
+_LIST = ("config", "--list", "-z", "--show-scope", "--show-origin", "--includes")
+
+
+class ListingError(UnsafeConfigError):
+    """git could not list a repository's config (it rejects it, or it did not finish): git
+    would fail there too, and qola runs none."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A repository's own config entries as git reads them, and what they depend on."""
+
+    entries: tuple[Entry, ...]
+    watched: tuple[str, ...]  # every file read, and every one that could be read later
+    found: bool  # False: git found no repository there (it reads no config of one)
+
+
+def _environment(cwd: str | None) -> dict[str, str]:
+    """os.environ with no config of anyone's: no system, global or GIT_CONFIG_* settings."""
+    from qola.git import LEAKED_VARIABLES
+
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("GIT_CONFIG") and key not in LEAKED_VARIABLES
+    }
+    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+                "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"})  # fmt: skip
+    if cwd is not None:
+        env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
+    return env
+
+
+def _git(
+    where: list[str],
+    args: tuple[str, ...] | list[str],
+    env: dict[str, str],
+    stdin: bytes | None = None,
+    trust: bool = True,
+) -> tuple[int | None, bytes, str]:
+    """Run one listing (trust: accept a repository whoever owns it, as only this reads it)."""
+    from qola.git import execute_raw
+
+    trusting = ["-c", "safe.directory=*"] if trust else []
+    return execute_raw(["git", "--no-pager", *trusting, *where, *args], env, TIMEOUT, stdin)
+
+
+def repository(cwd: str, explicit_git_dir: list[str], common: str, gitdir: str) -> Listing:
+    """The config of the repository git finds at cwd (with explicit_git_dir, as the
+    Runner passes it), includes followed whatever their condition."""
+    where = ["-C", cwd, *explicit_git_dir]
+    status, out, err = _git(where, _LIST, _environment(cwd))
+    watched = [os.path.join(common, "config"), os.path.join(gitdir, "config.worktree"),
+               os.path.join(gitdir, "commondir")]  # fmt: skip
+    if status != 0:
+        if "not a git repository" in err:
+            return Listing((), tuple(watched), False)
+        raise _failed(cwd, err, status)
+    listed = [e for e in parse_listing(out, True) if e.scope in _REPOSITORY_SCOPES]
+    entries = _with_every_include(listed, cwd, where, watched)
+    return Listing(tuple(entries), tuple(dict.fromkeys(watched)), True)
+
+
+def _failed(where: str, err: str, status: int | None) -> ListingError:
+    if status is None:
+        problem = (f"git did not finish reading the repository's config within {TIMEOUT:g} s "
+                   "(a FIFO or a device among its includes?)")  # fmt: skip
+    else:
+        problem = f"git cannot read the repository's config: {_first_error(err)}"
+    return ListingError(where, problem, "look at the config files of that repository")
+
+
+def _first_error(err: str) -> str:
+    """git's fatal message (else its first line): what a warning before it led to."""
+    lines = [line.strip() for line in err.splitlines() if line.strip()] or ["(no output)"]
+    return next((line for line in lines if line.startswith("fatal: ")), lines[0])
+
+
+def _with_every_include(
+    listed: list[Entry], cwd: str, where: list[str], watched: list[str], depth: int = 0
+) -> list[Entry]:
+    """listed, with what each include it names could add: the files git read are listed
+    already; an includeIf whose condition did not hold here is read too."""
+    read = {os.path.join(cwd, e.origin) for e in listed if e.origin}
+    watched.extend(sorted(read))
+    entries = [_absolute(e, cwd) for e in listed]
+    for entry in list(entries):
+        if entry.key != "path" or entry.section not in ("include", "includeif") or not entry.value:
+            continue
+        target = include_target(entry.value, entry.origin)
+        if target is None:
+            raise ListingError(cwd, f"{entry.origin} includes {entry.value!r}, a path qola "
+                               "cannot resolve", "use an absolute path or one relative to the "
+                               "including file")  # fmt: skip
+        watched.append(target)
+        if target in read or not os.path.isfile(target) or depth >= _MAX_INCLUDE_DEPTH:
+            continue
+        args = ("config", "--file", target, *_LIST[1:])
+        status, out, err = _git(where, args, _environment(cwd))
+        if status != 0:
+            raise _failed(cwd, err, status)
+        more = [e for e in parse_listing(out, True) if e.origin != "command line:"]
+        entries += _with_every_include(more, cwd, where, watched, depth + 1)
+    return entries
+
+
+def _absolute(entry: Entry, cwd: str) -> Entry:
+    if not entry.origin or os.path.isabs(entry.origin):
+        return entry
+    return Entry(entry.section, entry.subsection, entry.key, entry.value,
+                 os.path.join(cwd, entry.origin), entry.scope)  # fmt: skip
+
+
+def include_target(value: str, including: str) -> str | None:
+    """Where an include points, as git's handle_path_include() resolves it (None: a
+    `%(prefix)/` path, or `~` without a home)."""
+    if value.startswith("~"):
+        expanded = os.path.expanduser(value)  # ~/ from $HOME, ~user/ from the password file
+        if expanded.startswith("~"):
+            return None
+        value = expanded
+    elif value.startswith("%(prefix)/"):
+        return None
+    return value if os.path.isabs(value) else os.path.join(os.path.dirname(including), value)
+
+
+def read_text(data: bytes, path: str | None, includes: bool) -> list[Entry]:
+    """git's reading of config text: of the file at path (includes followed when asked,
+    relative to it), or of these bytes on standard input. UnreadableConfig when git
+    rejects it."""
+    folder = os.path.dirname(path) if path else None
+    source = ["--file", path] if path is not None and includes else ["--file", "-"]
+    args = ["config", *source, "--list", "-z", "--includes" if includes else "--no-includes"]
+    env = _environment(folder)
+    if includes and folder and os.path.isdir(folder):
+        where = ["-C", folder]  # in its repository, where git evaluates includeIf
+    else:
+        where, env["GIT_DIR"] = [], _NO_REPOSITORY  # the text alone: no repository's setup
+    status, out, err = _git(where, args, env, None if includes else data)
+    if status != 0:
+        raise UnreadableConfig(path or "config", _first_error(err).removeprefix("fatal: "))
+    return parse_listing(out, False)
+
+
+_USER: dict[tuple[str, ...], tuple[tuple[object, ...], list[Entry], tuple[str, ...]]] = {}
+_USER_LOCK = threading.Lock()
+
+
+def user() -> list[Entry]:
+    """The user's own config: system, global (with every include) and the environment's
+    GIT_CONFIG_COUNT settings, as git lists them outside any repository. Read once per
+    process (again when one of its files changed)."""
+    from qola.repoconfig import signature
+
+    names = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "HOME",
+             "XDG_CONFIG_HOME", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS")  # fmt: skip
+    key = tuple(os.environ.get(name, "\0") for name in names) + tuple(
+        value for name, value in sorted(os.environ.items()) if name.startswith("GIT_CONFIG_")
+    )
+    with _USER_LOCK:
+        known = _USER.get(key)
+        if known is not None and signature(known[2]) == known[0]:
+            return known[1]
+        from qola.git import LEAKED_VARIABLES
+
+        env = {k: v for k, v in os.environ.items() if k not in LEAKED_VARIABLES}
+        env["GIT_DIR"] = _NO_REPOSITORY
+        status, out, err = _git([], _LIST, env, trust=False)
+        if status != 0:
+            raise _failed("your git config", err, status)
+        listed = [e for e in parse_listing(out, True) if e.scope in _USER_SCOPES]
+        watched: list[str] = []
+        found = _with_every_include(listed, os.getcwd(), [], watched)
+        watched_files = tuple(dict.fromkeys(watched))
+        _USER[key] = (signature(watched_files), found, watched_files)
+        return found
+

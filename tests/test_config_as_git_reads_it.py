@@ -1,0 +1,232 @@
+"""What git would run is decided from git's own reading of a repository's config.
+
+Each variant here is config text that a second parser reads otherwise than git: a tab in
+a section header, a comment ending in a backslash, an include of `~user/...`, bytes that
+are not UTF-8, characters Python takes for line breaks. The dependency belongs to another
+uid, qola runs as root under the default `scoped` shim, and each hostile command would
+leave a file in `marks`; after qola, plain git (trusting the tree) runs it, so the test
+can fail. And the other way round: a config git accepts is never called one it does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import procs
+import pytest
+from repos import snapshot, without_noop_stamps
+
+FOREIGN_UID = 12345
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: chown to another uid")
+
+
+def chown_tree(path: Path) -> None:
+    subprocess.run(["chown", "-R", f"{FOREIGN_UID}:{FOREIGN_UID}", str(path)], check=True)
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    folder = tmp_path / "marks"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.delenv("SUDO_UID", raising=False)
+    return folder
+
+
+def leave(marks: Path, name: str, then: str = "cat") -> bytes:
+    """A shell command that leaves marks/name, then does `then`; quoted as a config value."""
+    command = f"touch {shlex.quote(str(marks / name))}; {then}"
+    return b'"' + command.replace("\\", "\\\\").replace('"', '\\"').encode() + b'"'
+
+
+def append(config: Path, text: bytes) -> None:
+    config.write_bytes(config.read_bytes() + b"\n" + text)
+
+
+def stat_dirty(tree: Path) -> None:
+    """Every tracked file's stat changes, so that git status has to clean each again."""
+    for folder, dirs, files in os.walk(tree):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            os.utime(os.path.join(folder, name), (1, 1))
+
+
+def git_as_root(repo: Path, *args: str) -> None:
+    """Plain git in a tree another user owns: what the variant does without qola."""
+    subprocess.run(["git", "-c", "safe.directory=*", "-C", str(repo), *args],
+                   capture_output=True, check=False)  # fmt: skip
+
+
+# (name, the config text that defines a clean filter `driver` running the command, the
+# driver's name as .gitattributes gives it, where the text goes)
+Variant = Callable[[Path, bytes], tuple[bytes, bytes]]
+
+
+def _tab_in_header(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    return b'[filter\t"pwn"]\n\tclean = ' + command + b"\n", b"pwn"
+
+
+def _comment_ending_in_a_backslash(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    # A second parser joined the next line to the comment; git ends a comment at the line.
+    return b'[filter "pwn"]\n\tx = a ;\\\n\tclean = ' + command + b"\n", b"pwn"
+
+
+def _include_of_another_users_home(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    included = tmp / "x.inc"
+    included.write_bytes(b'[filter "pwn"]\n\tclean = ' + command + b"\n")
+    # ~root/ is root's home; `..` leaves it again, so nothing is written there.
+    return b"[include]\n\tpath = ~root/.." + os.fsencode(included) + b"\n", b"pwn"
+
+
+def _subsection_not_utf8(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    return b'[filter "p\xffwn"]\n\tclean = ' + command + b"\n", b"p\xffwn"
+
+
+def _line_separator_in_subsection(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    name = "p\u2028wn".encode()
+    return b'[filter "' + name + b'"]\n\tclean = ' + command + b"\n", name
+
+
+def _vertical_tab_in_subsection(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    return b'[filter "p\vwn"]\n\tclean = ' + command + b"\n", b"p\vwn"
+
+
+def _file_separator_in_subsection(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    return b'[filter "p\x1cwn"]\n\tclean = ' + command + b"\n", b"p\x1cwn"
+
+
+def _continued_header_line(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    # A value continued onto the next line: a second parser that does not join it reads
+    # a section header there; git reads one value, and the filter after it.
+    return (b'[x]\n\ty = a \\\n[z]\n[filter "pwn"]\n\tclean = ' + command + b"\n", b"pwn")
+
+
+def _tab_between_key_and_value(tmp: Path, command: bytes) -> tuple[bytes, bytes]:
+    return b'[filter "pwn"]clean\t=\t' + command + b"\n", b"pwn"
+
+
+VARIANTS = [_tab_in_header, _comment_ending_in_a_backslash, _include_of_another_users_home,
+            _subsection_not_utf8, _line_separator_in_subsection, _vertical_tab_in_subsection,
+            _file_separator_in_subsection, _continued_header_line,
+            _tab_between_key_and_value]  # fmt: skip
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.__name__[1:] for v in VARIANTS])
+def test_a_clean_filter_git_reads_never_runs_during_verify_or_checkout(
+    pinned_by_qola, marks, private_tmp, tmp_path, variant
+):
+    if variant is _include_of_another_users_home and not os.path.isdir(os.path.expanduser("~root")):
+        pytest.skip("no home folder for root")
+    project = pinned_by_qola
+    text, driver = variant(tmp_path, leave(marks, "clean"))
+    append(project.lib / ".git" / "config", text)
+    (project.lib / ".git" / "info").mkdir(exist_ok=True)
+    (project.lib / ".git" / "info" / "attributes").write_bytes(b"* filter=" + driver + b"\n")
+    chown_tree(project.root)
+    stat_dirty(project.lib)
+    verified = procs.run("verify", "-m", str(project.manifest))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    stat_dirty(project.lib)
+    checkout = procs.run("checkout", "-m", str(project.manifest))
+    assert checkout.returncode == 0, checkout.stderr
+    assert list(marks.iterdir()) == []
+    assert list(private_tmp.iterdir()) == []
+    # The filter is real: plain git, trusting the tree, runs it.
+    stat_dirty(project.lib)
+    git_as_root(project.lib, "status", "--porcelain")
+    assert [p.name for p in marks.iterdir()] == ["clean"]
+
+
+def test_a_smudge_filter_behind_a_tab_in_its_header_never_runs_during_checkout(
+    pinned_clean, upstream, marks, private_tmp, run_qola
+):
+    project = pinned_clean
+    project.set_pin(upstream.lib_v2, upstream.lib_v1)
+    assert run_qola("checkout", "-m", str(project.manifest)).exit_code == 0
+    project.set_pin(upstream.lib_v1, upstream.lib_v2)  # lib.txt appears: smudged on checkout
+    append(project.lib / ".git" / "config",
+           b'[filter\t"pwn"]\n\tsmudge = ' + leave(marks, "smudge") + b"\n")  # fmt: skip
+    (project.lib / ".git" / "info").mkdir(exist_ok=True)
+    (project.lib / ".git" / "info" / "attributes").write_text("*.txt filter=pwn\n")
+    chown_tree(project.root)
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert (project.lib / "lib.txt").read_text() == "lib v2\n"
+    assert list(marks.iterdir()) == []
+    git_as_root(project.lib, "checkout", "-q", "--detach", upstream.lib_v1)
+    git_as_root(project.lib, "checkout", "-q", "--detach", upstream.lib_v2)
+    assert [p.name for p in marks.iterdir()] == ["smudge"]
+
+
+def test_an_upload_pack_behind_a_tab_in_its_header_stops_the_checkout(
+    behind_pin, upstream, marks, private_tmp
+):
+    """remote.<url>.uploadpack applies to a fetch by URL: git takes the first value it
+    reads, so no command line can override it; the fetch is refused, nothing is run."""
+    project = behind_pin
+    url = b"file://" + os.fsencode(str(upstream.lib))  # git takes no remote name starting with /
+    project.manifest.write_text(project.manifest.read_text().replace(
+        f'url = "{upstream.lib}"', f'url = "{url.decode()}"'))  # fmt: skip
+    append(project.lib / ".git" / "config",
+           b'[remote\t"' + url + b'"]\n\tuploadpack = '
+           + leave(marks, "upload-pack", "git-upload-pack \"$@\"") + b"\n")  # fmt: skip
+    chown_tree(project.root)
+    before = snapshot(project.root)
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert f"sets remote.{url.decode()}.uploadpack = " in proc.stderr
+    assert "git lets no command line override this one" in proc.stderr
+    assert list(marks.iterdir()) == []
+    assert snapshot(project.root) == before
+    git_as_root(project.lib, "fetch", "-q", url.decode(), upstream.lib_tip)
+    assert [p.name for p in marks.iterdir()] == ["upload-pack"]
+
+
+ACCEPTED = {  # a quoted value besides: no config "as git writes it" that is read line by line
+    "byte-order-mark": lambda config: b"\xef\xbb\xbf" + config + b'[x]\n\tk = "1"\n',
+    "file-separator": lambda config: config + b'[x "a\x1cb"]\n\tk = "1"\n',
+    "line-separator": lambda config: config + '[x "a\u2028b"]\n\tk = "1"\n'.encode(),
+    "vertical-tab": lambda config: config + b'[x "a\vb"]\n\tk = "1"\n',
+    "next-line": lambda config: config + '[x "a\u0085b"]\n\tk = "1"\n'.encode(),
+    "no-final-line-feed": lambda config: config + b'[x]\n\tk = "1"',
+    "continued-value": lambda config: config + b'[x]\n\tk = "a" \\\n b\n',
+    "tab-in-header": lambda config: config + b'[x\t"y"]\n\tk = "1"\n',
+    "comment-ending-in-a-backslash": lambda config: config + b'[x]\n\tk = "1" ;\\\n',
+}
+
+
+@pytest.mark.parametrize("change", list(ACCEPTED.values()), ids=list(ACCEPTED))
+def test_a_config_git_accepts_is_never_called_one_it_does_not(
+    pinned_by_qola, private_tmp, change
+):
+    project = pinned_by_qola
+    for config in (project.lib / ".git" / "config",
+                   project.lib / ".git" / "modules" / "extern" / "nested" / "config"):  # fmt: skip
+        config.write_bytes(change(config.read_bytes()))
+    git_as_root(project.lib, "status")  # git accepts them (it would fail otherwise)
+    out = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(project.nested), "status"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    chown_tree(project.root)
+    before = snapshot(project.root)
+    verified = procs.run("verify", "--format", "json", "-m", str(project.manifest))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert json.loads(verified.stdout)["ok"] is True
+    checkout = procs.run("checkout", "-m", str(project.manifest))
+    assert checkout.returncode == 0, checkout.stderr
+    assert "not a repository git accepts" not in checkout.stderr
+    assert "up to date" in checkout.stdout
+    assert without_noop_stamps(snapshot(project.root)) == before
