@@ -22,7 +22,16 @@ from qola.errors import ManifestError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest, load, repository_top
 from qola.observe import index_gitlinks
-from qola.verify import ABBREVIATED, DepReport, Problem, Report, gitlink_problems, root_gitlinks
+from qola.verify import (
+    ABBREVIATED,
+    DepReport,
+    Problem,
+    Report,
+    gitlink_problems,
+    guarded,
+    root_gitlinks,
+    with_problem,
+)
 
 
 @dataclass(frozen=True)
@@ -77,15 +86,19 @@ def check(
 ) -> Report:
     """A report on the pins themselves; heads are unknown (None) and submodules empty."""
     if staged is None:
-        links = root_gitlinks(manifest, deps, runner)
+        links, unread = guarded(lambda: root_gitlinks(manifest, deps, runner))
         checked = None
     else:
-        links = index_gitlinks(runner, manifest.root, [d.path for d in deps], env=staged.env)
+        env = staged.env
+        links, unread = guarded(
+            lambda: index_gitlinks(runner, manifest.root, [d.path for d in deps], env=env)
+        )
         checked = (
             f"what is staged: {manifest.path.name} and the gitlinks in the index, "
             f"not the work tree ({staged.why})"
         )
-    return Report(manifest, tuple(_check_one(dep, links) for dep in deps), checked)
+    reports = (with_problem(_check_one(dep, links), unread) for dep in deps)
+    return Report(manifest, tuple(reports), checked)
 
 
 def _check_one(dep: Dep, links: dict[str, str | None]) -> DepReport:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -88,11 +89,11 @@ def verify(
 
 
 def _verify(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner, strict: bool) -> Report:
-    links = root_gitlinks(manifest, deps, runner)
+    links, unread = guarded(lambda: root_gitlinks(manifest, deps, runner))
 
     def check(dep: Dep) -> DepReport:
         started = time.monotonic()
-        found = _verify_one(manifest, dep, runner, strict, links)
+        found = with_problem(_verify_one(manifest, dep, runner, strict, links), unread)
         return replace(found, seconds=time.monotonic() - started)
 
     if len(deps) <= 1:
@@ -444,6 +445,22 @@ def _file_change(file: Path, mode: str, sha: str) -> str | None:
     if mode in ("100644", "100755") and executable != (mode == "100755"):
         return "mode changed"
     return None
+
+
+def guarded(
+    read: Callable[[], dict[str, str | None]],
+) -> tuple[dict[str, str | None], Problem | None]:
+    """The root's gitlinks, or none and why, when qola runs no git in the root as it is: a
+    problem of the root's, which every dependency's report then carries (each one's gitlink
+    is unchecked), so that every format still has its document."""
+    try:
+        return read(), None
+    except UnsafeRepositoryError as error:
+        return {}, Problem(UNSAFE, f"the root's gitlinks are not read: {error.problem}")
+
+
+def with_problem(report: DepReport, problem: Problem | None) -> DepReport:
+    return report if problem is None else replace(report, problems=(*report.problems, problem))
 
 
 def root_gitlinks(

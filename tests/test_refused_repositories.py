@@ -1,0 +1,94 @@
+"""A problem in one repository is that repository's problem: never a whole command without
+its document.
+
+A repository under the root's `.git/modules/` that belongs to no dependency, with a
+config qola would refuse to run some git command in, changes nothing for the
+dependencies; a root whose config git cannot read makes each dependency's report carry
+it (their gitlinks go unchecked), and every machine format still prints its document.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import procs
+import pytest
+from repos import git, snapshot, without_noop_stamps
+
+FOREIGN_UID = 12345
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: chown to another uid")
+
+
+def chown_tree(path: Path) -> None:
+    subprocess.run(["chown", "-R", f"{FOREIGN_UID}:{FOREIGN_UID}", str(path)], check=True)
+
+
+def documents(manifest: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+    return {fmt: procs.run("verify", "--format", fmt, "-m", str(manifest))
+            for fmt in ("text", "json", "junit", "github")}  # fmt: skip
+
+
+def parsed(fmt: str, out: str) -> object:
+    """The document, parsed: a JSON object, a JUnit tree, GitHub workflow commands."""
+    if fmt == "json":
+        return json.loads(out)
+    if fmt == "junit":
+        return ElementTree.fromstring(out)
+    if fmt == "github":
+        return [line for line in out.splitlines() if line.startswith("::")]
+    return out.splitlines()
+
+
+def test_a_refused_repository_of_no_dependency_changes_nothing_for_the_dependencies(
+    pinned_by_qola, tmp_path
+):
+    project = pinned_by_qola
+    junk = project.root / ".git" / "modules" / "junk"
+    git(tmp_path, "init", "-q", "--bare", str(junk))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    git(junk, "config", "remote.origin.uploadpack", f"touch {marks}/up; git-upload-pack")
+    git(junk, "config", "core.worktree", str(elsewhere))
+    chown_tree(project.root)
+    before = without_noop_stamps(snapshot(project.root))
+    for fmt, proc in documents(project.manifest).items():
+        assert proc.returncode == 0, (fmt, proc.stdout, proc.stderr)
+        assert parsed(fmt, proc.stdout) is not None
+    assert json.loads(documents(project.manifest)["json"].stdout)["ok"] is True
+    checkout = procs.run("checkout", "-m", str(project.manifest))
+    assert checkout.returncode == 0, checkout.stderr
+    assert "up to date" in checkout.stdout
+    assert list(marks.iterdir()) == [] and list(elsewhere.iterdir()) == []
+    assert without_noop_stamps(snapshot(project.root)) == before
+
+
+def test_a_root_git_cannot_read_is_each_dependencys_problem_in_every_format(
+    pinned_by_qola, tmp_path
+):
+    project = pinned_by_qola
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    git(project.root, "config", "include.path", str(folder))  # git cannot read that config
+    chown_tree(project.root)
+    found = documents(project.manifest)
+    for fmt, proc in found.items():
+        assert proc.returncode == 1, (fmt, proc.stdout, proc.stderr)
+        assert parsed(fmt, proc.stdout), fmt
+    [dep] = json.loads(found["json"].stdout)["deps"]
+    assert [p["kind"] for p in dep["problems"]] == ["unsafe"]
+    assert dep["problems"][0]["message"].startswith(
+        "the root's gitlinks are not read: git cannot read the repository's config: fatal: "
+    )
+    assert "unsafe: the root's gitlinks are not read" in found["text"].stdout
+    assert any("the root" in line for line in parsed("github", found["github"].stdout))
+    manifest_only = procs.run("verify", "--manifest-only", "--format", "json",
+                              "-m", str(project.manifest))  # fmt: skip
+    assert manifest_only.returncode == 1, manifest_only.stderr
+    assert json.loads(manifest_only.stdout)["deps"][0]["problems"][0]["kind"] == "unsafe"
