@@ -26,6 +26,15 @@ _BOM = b"\xef\xbb\xbf"
 # Bytes the port does not read: controls other than tab and line feed (git keeps a NUL in
 # a value as the end of a C string), and a carriage return that does not end a line.
 _UNSURE = rb"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]|\r(?!\n)"  # compiled when first used
+# A line read whole (git_parse_source, as the port would read it character by character):
+# blank or a comment; a header (a plain subsection) with nothing but a comment after it; a
+# key with a value holding no quote, escape or comment. Compiled when first used.
+_PLAIN_LINE = (
+    r'[ \t]*(?:\[([A-Za-z0-9.-]+)(?:[ \t]+"([^"\\\n]*)")?\][ \t]*(?:[#;][^\n]*)?'
+    r"|([A-Za-z][A-Za-z0-9-]*)[ \t]*"
+    r"|([A-Za-z][A-Za-z0-9-]*)[ \t]*=[ \t]*([^\"\\#;\n]*)(?:[#;][^\n]*)?"
+    r"|[#;][^\n]*)?\n"
+)
 _ALPHA = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _KEYCHAR = _ALPHA | frozenset("0123456789-")  # git's iskeychar(): ASCII only
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "\\": "\\", '"': '"'}
@@ -99,7 +108,24 @@ class _Port:
     def run(self) -> list[Entry] | None:
         entries: list[Entry] = []
         stem: str | None = None
+        text = self.text
         while True:
+            # A whole line of the usual kinds at once (what git reads of it is plain); any
+            # other, or a line this starts within, character by character as git does.
+            if self.pos == 0 or text[self.pos - 1 : self.pos] == "\n":
+                line = re.compile(_PLAIN_LINE).match(text, self.pos)
+                if line is not None:
+                    self.pos = line.end()
+                    name, sub, alone, key, value = line.groups()
+                    if name is not None:
+                        stem = name.lower() + ("" if sub is None else f".{sub}")
+                    elif alone is not None or key is not None:
+                        if stem is None:
+                            return None  # a key outside any section
+                        # git turns each blank inside a value into a space, drops the ends.
+                        found = None if key is None else value.rstrip(" \t").replace("\t", " ")
+                        entries.append(entry_of(f"{stem}.{(key or alone).lower()}", found))
+                    continue
             c = self.next()
             if self.eof:
                 return entries

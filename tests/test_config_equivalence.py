@@ -54,7 +54,7 @@ def _line(draw: st.DrawFn) -> bytes:
     if kind == "variable":
         key = draw(_KEYS)
         if draw(st.booleans()):
-            return ws + key + draw(_WS)
+            return ws + key + draw(_WS) + draw(st.sampled_from([b"", b"", b"# c", b";"]))
         value = b"".join(draw(st.lists(_VALUE_CHARS, max_size=6)))
         tail = draw(st.sampled_from([b"", b" ", b"\\", b" ;\\", b" # c \\", b'"']))
         return ws + key + draw(_WS) + b"=" + draw(_WS) + value + tail
