@@ -378,7 +378,7 @@ def _update_nested(
 ) -> None:
     """Bring the nested submodules to the gitlinks head records (nested.py)."""
     try:
-        nested.update(ctx, worktree, head, modules.origin_url(worktree) or dep.url)
+        nested.update(ctx, worktree, head, modules.origin_url(worktree, runner) or dep.url)
     finally:
         outcome.notes.extend(ctx.notes)
         if ctx.brought:

@@ -123,7 +123,7 @@ def _search(
     # A filter needs a named remote (git records the partial clone's promisor under its
     # name); qola's clones name the URL `origin`. Elsewhere the fetch goes by URL, unfiltered.
     remote, blobs = source.url, []
-    if modules.origin_url(repo) == source.url:
+    if modules.origin_url(repo, runner) == source.url:
         remote, blobs = "origin", ["--filter=blob:none"]
     branch = source.track or "HEAD"
     searched = "the default branch" if source.track is None else repr(source.track)

@@ -185,6 +185,11 @@ class Runner:
             raise command_error(subject or str(cwd), args, out)
         return out
 
+    def repository_config(self, cwd: Path) -> list[gitconfig.Entry]:
+        """The config of the repository at cwd (its own: local and worktree scope, every
+        include) as git lists it: the listing the Runner makes before git runs there."""
+        return self._guard.entries(cwd)
+
     def overrides_for_all(self, folders: list[Path]) -> dict[str, str]:
         """The environment that keeps a command of the user's, which may run git in any of
         folders, from running those repositories' own commands (UnsafeConfigError if not),

@@ -171,8 +171,17 @@ def initialise(runner: Runner, superproject: Path, name: str, url: str, subject:
     return True
 
 
-def origin_url(tree: Path) -> str | None:
-    """The repository's remote.origin.url, read from its config file (None: not set)."""
+def origin_url(tree: Path, runner: Runner | None = None) -> str | None:
+    """The repository's remote.origin.url (None: not set): as git lists it, given the
+    Runner about to run git there (its listing is made once in any case); else read from
+    the config file, where that is exact."""
+    if runner is not None:
+        from qola.errors import QolaError
+
+        try:
+            return gitconfig.get(runner.repository_config(tree), "remote", "origin", "url")
+        except QolaError:
+            return None  # git cannot list it: no git runs there either
     config = config_file(tree)
     entries = _parsed(config) if config is not None else None
     return None if entries is None else gitconfig.get(entries, "remote", "origin", "url")

@@ -121,7 +121,7 @@ def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> Non
                 continue
             ctx.brought += 1
         sub_tree = tree / link.path
-        _update(ctx, sub_tree, link.sha, sub_url or modules.origin_url(sub_tree) or url,
+        _update(ctx, sub_tree, link.sha, sub_url or modules.origin_url(sub_tree, ctx.runner) or url,
                 path + "/")  # fmt: skip
 
 
@@ -356,7 +356,7 @@ def _urls(
     declared = {m.name: m.url for m in found_modules}
     # git resolves ./ and ../ against the superproject's remote (here: its origin, else the
     # URL it was fetched from), as `git submodule init` does.
-    base = modules.origin_url(tree) or url
+    base = modules.origin_url(tree, ctx.runner) or url
     found: dict[str, str | None] = {}
     for link in links:
         raw = declared.get(link.name)

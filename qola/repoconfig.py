@@ -110,6 +110,11 @@ class Guard:
                 local += entries
         return _environment(local, True, always)
 
+    def entries(self, cwd: Path) -> list[Entry]:
+        """The config entries of the repository git finds at cwd, as git lists them."""
+        repos = self._repositories(cwd)
+        return list(_entries(repos[0], top=True)) if repos else []
+
     def _repositories(self, cwd: Path) -> tuple[_Repo, ...]:
         """The repository git finds at cwd (first) and every one nested in it git may
         enter; cached until one of the files and folders that say so changes."""
