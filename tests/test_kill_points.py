@@ -1,12 +1,12 @@
-"""SIGKILL before every git call of the first clone of a nested submodule; then the next
-run, which must end where an unkilled run ends.
+"""SIGKILL before every git call of `bump --all --commit`, `freeze`, `init` and the first
+clone of a nested submodule; then the next run, which must end where an unkilled run ends.
 
 A `git` wrapper on PATH (tests/gitpause.py) stops a run before its Nth git call, and the
 test kills its process group there. Kill points are not sampled at random: a run is first
 made to the end through the wrapper, which notes a digest of the project's tree (names,
 sizes, modes and times) before each call; two calls between which the tree did not change
-are one kill point, so each is tried once (`gitpause.distinct_points`). What a kill can
-leave is then covered whole: every state the tree passes through between two git calls.
+are one kill point, so each is tried once (`gitpause.distinct_points`): every state the
+tree is in when a git call starts is tried, and none twice.
 
 After each kill, the same command runs again, and (in a second copy) a plain
 `qola checkout` first, then the same command. Either way the end state must be the
@@ -29,8 +29,10 @@ import procs
 import pytest
 from conftest import Upstream
 from repos import git, head, init_repo
+from superprojects import two_submodules
 
 MINE = "notes of mine\n"
+MY_MANIFEST_EDIT = "# a comment of mine, not committed\n"
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +148,92 @@ def _finish(
     except AssertionError as error:
         return f"lost: {error}"
     return None
+
+
+# ------------------------------------------------------------------- bump --all --commit
+
+
+def _users_things(root: Path) -> None:
+    """What the user has that no run may lose: a staged change, an unstaged manifest edit,
+    an untracked file in a dependency."""
+    (root / "unrelated.txt").write_text("staged by the user\n")
+    git(root, "add", "unrelated.txt")
+    with open(root / "qola.toml", "a") as manifest:
+        manifest.write(MY_MANIFEST_EDIT)
+    (root / "3rdparty" / "lib" / "notes.txt").write_text(MINE)
+
+
+def _nothing_lost(root: Path) -> None:
+    assert git(root, "diff", "--cached", "--name-only", "--", "unrelated.txt") == "unrelated.txt"
+    assert (root / "qola.toml").read_text().endswith(MY_MANIFEST_EDIT)
+    assert (root / "3rdparty" / "lib" / "notes.txt").read_text() == MINE
+
+
+@pytest.fixture(scope="module")
+def bump_all_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
+    root = tmp_path_factory.mktemp("bump-all") / "project"
+    two_submodules(root, upstream.lib, upstream.nested, upstream.lib_v1, upstream.nested_v1)
+    _users_things(root)
+    return root
+
+
+BUMP_ALL_REPOS = ("3rdparty/lib", "3rdparty/lib/extern/nested", "3rdparty/other")
+
+
+def test_bump_all_commit_killed_at_any_git_call_is_finished_by_the_next_run(
+    wrapper, bump_all_template, tmp_path, upstream
+):
+    case = Case(bump_all_template, ("bump", "--all", "--commit"), BUMP_ALL_REPOS)
+
+    def check(root: Path) -> None:
+        _nothing_lost(root)
+        message = git(root, "log", "-1", "--format=%B")
+        assert message.startswith("Bump 2 dependencies: lib, other\n\n"), message
+        assert git(root, "log", "-1", "--format=%s", "HEAD~") == "pins"  # one bump commit
+
+    kill_every_point(wrapper, case, tmp_path, check)
+
+
+# ------------------------------------------------------------------- freeze
+
+
+@pytest.fixture(scope="module")
+def freeze_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
+    """Both submodules moved by hand past their pins: freeze writes and stages both."""
+    root = tmp_path_factory.mktemp("freeze") / "project"
+    two_submodules(root, upstream.lib, upstream.nested, upstream.lib_v1, upstream.nested_v1)
+    _users_things(root)
+    git(root / "3rdparty" / "lib", "fetch", "-q", "origin", upstream.lib_v2)
+    git(root / "3rdparty" / "lib", "checkout", "-q", "--detach", upstream.lib_v2)
+    git(root / "3rdparty" / "lib", "submodule", "update", "-q")
+    git(root / "3rdparty" / "other", "fetch", "-q", "origin", upstream.nested_v2)
+    git(root / "3rdparty" / "other", "checkout", "-q", "--detach", upstream.nested_v2)
+    return root
+
+
+def test_freeze_killed_at_any_git_call_is_finished_by_the_next_run(
+    wrapper, freeze_template, tmp_path
+):
+    case = Case(freeze_template, ("freeze",), BUMP_ALL_REPOS)
+    kill_every_point(wrapper, case, tmp_path, _nothing_lost)
+
+
+# ------------------------------------------------------------------- init
+
+
+@pytest.fixture(scope="module")
+def init_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
+    root = tmp_path_factory.mktemp("init") / "project"
+    two_submodules(root, upstream.lib, upstream.nested, upstream.lib_v1, upstream.nested_v1)
+    git(root, "rm", "-q", "--cached", "qola.toml")
+    git(root, "commit", "-q", "-m", "no manifest")
+    (root / "qola.toml").unlink()
+    return root
+
+
+def test_init_killed_at_any_git_call_is_finished_by_the_next_run(wrapper, init_template, tmp_path):
+    case = Case(init_template, ("init",), BUMP_ALL_REPOS, rerun_after_checkout=False)
+    kill_every_point(wrapper, case, tmp_path)
 
 
 # ------------------------------------------------------------------- a nested first clone
