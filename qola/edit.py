@@ -61,7 +61,8 @@ def write_atomically(path: Path, new_text: str, expected_old: bytes) -> None:
         )
     # The temporary file is in the same folder so that os.replace is a rename, which is atomic.
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        # A short name of its own: one built from the manifest's could pass NAME_MAX.
+        fd, tmp = tempfile.mkstemp(prefix=".qola-edit-", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise ManifestError(str(path), f"cannot write the manifest: {exc.strerror}") from None
     try:

@@ -18,6 +18,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +34,11 @@ from qola.errors import GitError
 DEFAULT_TIMEOUT = 600.0
 _FIRST_POLL = 0.02
 _MAX_POLL = 0.5
+# The locks this thread holds (by the lock file's real path) and how deeply: a command that
+# holds its root's lock across several steps (bump: the record of its edit, the checkout,
+# the commit) takes it again in the checkout, and a second flock of the same file from the
+# same process would wait for itself.
+_held = threading.local()
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,15 @@ def root_lock(
     needs: what the lock is for, said when a read-only file system refuses it.
     """
     path = lock_path(root)
+    held: dict[str, int] = _held.__dict__.setdefault("depth", {})
+    key = os.path.realpath(path)
+    if held.get(key):
+        held[key] += 1
+        try:
+            yield
+        finally:
+            held[key] -= 1
+        return
     # No O_TRUNC: the file may be someone else's record, and they hold the lock. The
     # record is written in place, so a link planted there (to a file of the user's,
     # when qola runs as root in a tree someone else owns) is refused, not followed.
@@ -106,9 +121,11 @@ def root_lock(
     try:
         _acquire(fd, path, root, timeout, on_wait)
         _write_holder(fd)
+        held[key] = 1
         try:
             yield
         finally:
+            del held[key]
             # Cleared while still held: a record in the file means a run holds the lock,
             # or died holding it (SIGKILL), which `read_holder` callers can tell apart.
             os.ftruncate(fd, 0)

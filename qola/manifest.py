@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -9,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qola import cmake_env, gitconfig, gitfiles, stamp
+from qola import cmake_env, fslimits, gitconfig, gitfiles, names, stamp
 from qola.errors import ManifestError
 
 if sys.version_info >= (3, 11):
@@ -141,7 +142,10 @@ def _load(path: Path, root: Path | None, staged: tuple[bytes, str | None] | None
             str(path), "no such manifest", "pass --manifest PATH or set QOLA_MANIFEST"
         ) from None
     except OSError as exc:
-        raise ManifestError(str(path), f"cannot read the manifest: {exc.strerror}") from None
+        hint = None
+        if exc.errno == errno.ENAMETOOLONG:
+            hint = "give a shorter path to the manifest (a relative one, from a folder nearer it)"
+        raise ManifestError(str(path), f"cannot read the manifest: {exc.strerror}", hint) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -262,6 +266,7 @@ class _Loader:
         if misspelt:
             self.warnings.append(f"{self.path}: {misspelt.removesuffix('?')} (it is ignored)")
         self._check_paths(deps, root)
+        self._check_variables(deps)
         return Manifest(self.path, root, tuple(deps), tuple(self.warnings))
 
     def _misspelt_deps(self) -> str | None:
@@ -296,6 +301,9 @@ class _Loader:
             # The command line may point anywhere (its user chose), but never into git's
             # own folders.
             root = Path(os.path.abspath(self.root_arg))
+            too_long = fslimits.problem(root, root.parts[1:], self.path.parent)
+            if too_long is not None:
+                raise ManifestError(f"{_short(str(root))} (--root)", *too_long)
             if not root.is_dir():
                 raise ManifestError(
                     str(root),
@@ -337,6 +345,9 @@ class _Loader:
         parts = self._relative(where, value, plain, f"{plain}; or {_pass_root('pass --root')}")
         self._outside_git(where, value, parts)
         root = Path(os.path.normpath(here / value))
+        too_long = fslimits.problem(root, parts, here)
+        if too_long is not None:
+            raise self.fail(where, *too_long)
         if os.path.commonpath([top, root]) != str(top):
             raise self.fail(
                 where,
@@ -420,7 +431,7 @@ class _Loader:
             if self._modules_by_path is None:
                 self._modules_by_path = _by_path(modules)
             module = self._modules_by_path.get(str(PurePosixPath(path)))
-        path = self._path(f"{where}.path", path, root)
+        path = self._path(f"{where}.path", path, root, "dependency")
         url = self._url(f"{where}.url", url, root)
         track = table.get("track")
         if track is not None:
@@ -484,7 +495,7 @@ class _Loader:
             deps.append(
                 Dep(
                     name=name,
-                    path=self._path(where, module.path, root),
+                    path=self._path(where, module.path, root, "dependency"),
                     url=url,
                     commit=commit,
                     track=extra.track,
@@ -558,6 +569,15 @@ class _Loader:
     def _track(self, where: str, track: str) -> str:
         if not track or track.startswith("-") or _CONTROL.search(track):
             raise self.fail(where, f"{track!r} is not a branch or tag name")
+        why = names.ref_name_problem(track)
+        if why is not None:
+            # git asks the remote for it, and a fetch takes it as a refspec: `a:b` would
+            # write the ref b, `+a` force it, `a*` fetch every ref it matches.
+            raise self.fail(
+                where,
+                f"{track!r} is not a branch or tag name git accepts ({why})",
+                "give the branch or tag as git names it, e.g. main, release/2.1 or v2.1.0",
+            )
         return track
 
     def _commit(self, where: str, name: str, value: str, legacy: bool) -> str:
@@ -590,7 +610,8 @@ class _Loader:
         if any(part.lower() == ".git" for part in parts):
             raise self.fail(where, f"{value!r} has a .git component", _OFF_LIMITS)
 
-    def _path(self, where: str, value: str, root: Path) -> str:
+    def _path(self, where: str, value: str, root: Path, kind: str = "folder") -> str:
+        """A folder below the root (kind "dependency": one qola clones, see fslimits)."""
         plain = 'write a relative path such as "3rdparty/aiter"'
         if not value:
             raise self.fail(where, "is empty", plain)
@@ -603,6 +624,9 @@ class _Loader:
             raise self.fail(
                 where, f"{value!r} is the root itself", "give it a folder below the root"
             )
+        too_long = fslimits.problem(root / norm, tuple(norm.split("/")), root, kind)
+        if too_long is not None:
+            raise self.fail(where, *too_long)
         if self._real_root is None or self._real_root[0] != root:
             self._real_root = (root, os.path.realpath(root))
             stamp.saw_folder(root, self._real_root[1])
@@ -647,17 +671,46 @@ class _Loader:
                     where, f"{value!r}: scheme {scheme.group(1)!r} is not allowed", allowed
                 )
             return value
-        if value.startswith(("./", "../")) or value in (".", ".."):
-            return str(Path(os.path.normpath(root / value)))
-        if _SCP_LIKE.match(value) and not value.startswith("/"):
+        if _SCP_LIKE.match(value) and not value.startswith(("/", "./", "../")):
             return value
-        if os.path.isabs(value):
-            return value
-        return str(Path(os.path.normpath(root / value)))
+        local = Path(value if os.path.isabs(value) else os.path.normpath(root / value))
+        # A repository no file system can hold: git could only fail to find it.
+        too_long = fslimits.problem(local, local.parts[1:], self.path.parent)
+        if too_long is not None:
+            raise self.fail(where, *too_long)
+        return value if os.path.isabs(value) else str(local)
+
+    def _check_variables(self, deps: list[Dep]) -> None:
+        """Two names that CMake and the override spell as one variable (`my-lib`, `my_lib`,
+        `MY_LIB`): each would silently take the other's QOLA_<NAME>_SHA and
+        QOLA_SOURCE_DIR_<NAME>."""
+        seen: dict[str, Dep] = {}
+        for dep in deps:
+            variable = names.variable_name(dep.name)
+            other = seen.setdefault(variable, dep)
+            if other is not dep:
+                raise self.fail(
+                    dep.key.removesuffix(".commit"),
+                    f"{dep.name} and {other.name} are one name to CMake and to the source "
+                    f"override: both become QOLA_{variable}_SHA and "
+                    f"{names.override_variable(dep.name)}",
+                    "give one of them a name that differs in more than case, '-' and '_'",
+                )
 
     def _check_paths(self, deps: list[Dep], root: Path) -> None:
         seen: dict[str, Dep] = {}
         for dep in deps:
+            if dep.submodule_name is not None:  # its repository: .git/modules/<name>
+                gitdir = root / ".git" / "modules" / dep.submodule_name
+                folders = tuple(dep.submodule_name.split("/"))
+                too_long = fslimits.problem(gitdir, folders, root, "gitdir")
+                if too_long is not None:
+                    raise self.fail(
+                        _path_key(dep),
+                        f"its submodule's name in .gitmodules, where git keeps its "
+                        f"repository (.git/modules/<name>): {too_long[0]}",
+                        "give the submodule a shorter name in .gitmodules",
+                    )
             if dep.path in seen:
                 raise self.fail(
                     _path_key(dep),
@@ -681,6 +734,10 @@ class _Loader:
                 )
 
 
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:28] + "…" + text[-28:]
+
+
 def _path_key(dep: Dep) -> str:
     """Where a dep's path comes from: deps.<name>.path, or the legacy <name>_commit key."""
     return f"deps.{dep.name}.path" if dep.key == f"deps.{dep.name}.commit" else dep.key
@@ -693,6 +750,14 @@ def _check_name(loader: _Loader, where: str, name: str) -> None:
             where,
             f"{name!r} is not a usable dependency name",
             "use letters, digits, '_' and '-', starting with a letter or digit",
+        )
+    if len(name) > fslimits.NAME_MAX:
+        # The name is a folder of qola's refs: refs/qola/backup/<name>/ holds its backups.
+        raise loader.fail(
+            where,
+            f"the name {name[:20]}… is {len(name)} characters long; a name may have "
+            f"{fslimits.NAME_MAX} (it names a folder, refs/qola/backup/<name>/)",
+            "give it a shorter name",
         )
 
 

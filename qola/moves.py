@@ -163,9 +163,7 @@ def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> Non
     )
 
 
-def stage_manifest(
-    runner: Runner, manifest: Manifest, old_raw: bytes, pins: dict[Dep, str]
-) -> str | None:
+def stage_manifest(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> str | None:
     """Stage the new pins in the manifest the root's index tracks; None, or why not.
 
     Only the pins change in the staged copy: when it differed from the file before the

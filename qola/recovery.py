@@ -122,6 +122,7 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
     head = gitfiles.read_head(gitdir)[0] or head_sha(runner, worktree)
     if moved_to is not None and head == moved_to:
         # git's checkout of the dependency finished: what differs in it now is the user's.
+        _remember_nested(runner, worktree, moved_to, dep)
         notes.extend(_save_and_reset(runner, _repositories(runner, worktree)[1:], dep))
         notes.extend(_clear_nested_ways(runner, worktree, dep))
         _settle(runner, worktree, dep, moved_to)
@@ -178,6 +179,27 @@ def _clear_nested_ways(runner: Runner, tree: Path, dep: Dep, prefix: str = "") -
             notes.extend(_clear_the_way(runner, sub, sha, dep, prefix + path))
         notes.extend(_clear_nested_ways(runner, sub, dep, f"{prefix}{path}/"))
     return notes
+
+
+def _remember_nested(runner: Runner, tree: Path, commit: str, dep: Dep) -> None:
+    """Record as qola's each nested repository checked out at the gitlink that commit (at
+    its pin, qola's) records, recursively: a run killed between a nested submodule's
+    checkout and its refs/qola/pins/<sha> left a commit no ref holds, which every later
+    move of it would otherwise take for the user's (a commit on no branch), and which
+    saving "what differs" here would back up for nothing."""
+    from qola.nested import remember
+    from qola.observe import gitlinks
+
+    gitdir = gitfiles.git_dir(tree)
+    links = gitlinks(runner, tree, gitdir, commit, write_cache=False) if gitdir else None
+    for link in links or ():
+        sub = tree / link.path
+        sub_gitdir = gitfiles.git_dir(sub)
+        if sub_gitdir is None or not gitfiles.has_index(sub_gitdir):
+            continue  # not checked out, or half-made (nested.py finishes those itself)
+        if (gitfiles.read_head(sub_gitdir)[0] or head_sha(runner, sub)) == link.sha:
+            remember(runner, sub, link.sha, dep.name)
+            _remember_nested(runner, sub, link.sha, dep)
 
 
 def _settle(runner: Runner, worktree: Path, dep: Dep, head: str) -> None:
@@ -241,12 +263,21 @@ def _repositories(runner: Runner, worktree: Path, prefix: str = "") -> list[tupl
     return found
 
 
+def _has_index(tree: Path) -> bool:
+    gitdir = gitfiles.git_dir(tree)
+    return gitdir is not None and gitfiles.has_index(gitdir)
+
+
 def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> list[str]:
     """Keep what the repositories hold that moving would lose; then clear the way for git.
 
     Every one is saved before any is reset, the deepest first (repos lists parents
     before their nested submodules).
     """
+    # A nested repository with no index is one whose first checkout never finished (its
+    # population was killed): nothing in it is anyone's but what nested.py checks before
+    # it finishes it (qola/halfmade.py), so it is left to that, unsaved and not reset.
+    repos = [(nested, tree) for nested, tree in repos if not nested or _has_index(tree)]
     for _, tree in repos:  # one git must not write in stops repair before any is touched
         check_writable(tree, dep.name, "stash create, update-ref, reset --hard")
     notes = []

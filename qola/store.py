@@ -5,6 +5,8 @@ Where (nothing else picks a name):
 - `<common git dir of the root>/qola.lock`: the root's lock and its holder's
   record (the root folder itself when it is in no repository);
 - `<git dir>/qola/moving`: a move of a dependency is under way (recovery.py);
+- `<git dir of the root>/qola/editing`: an edit of the manifest (`bump`, `freeze`) is
+  under way, with what it writes, stages and commits (pending.py);
 - `<common git dir>/qola/commits/<sha>.json`, `.../qola/series/<hash>.json`:
   what a commit records and what a patch series produced (never stale);
 - `<git dir of the root>/qola/noop/<key>.json`: the no-op's stamps;
@@ -81,6 +83,11 @@ def lock_file(root: Path, gitdir: Path | None) -> Path:
 def moving_marker(gitdir: Path) -> Path:
     """The record of a move under way in the repository of gitdir."""
     return gitdir / _STATE / "moving"
+
+
+def editing_record(gitdir: Path) -> Path:
+    """The record of an edit of the manifest under way, in the root's (own) git dir."""
+    return gitdir / _STATE / "editing"
 
 
 def record_file(gitdir: Path, folder: str, key: str) -> Path:

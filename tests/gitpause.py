@@ -4,6 +4,13 @@ The wrapper is a small shell script in front of the real git. Each call adds one
 a counter file; the Nth call writes a `paused` file (with its arguments) and sleeps
 instead of running git. A test then SIGKILLs the run's process group at exactly
 that point, between two git commands, the same point on every machine.
+
+With QOLA_TEST_GIT_WATCH naming a folder, each call also logs a digest of every name,
+size, mode and modification time below it, taken before git runs: two calls with the
+same digest are two kill points that leave the same tree (`distinct_points`). Left out
+of the digest: what no run reads as a step of another's work — the lock file (its
+holder record; the kernel drops the lock itself), qola's records of what a commit holds
+(`qola/commits/`, written whole and never stale) and the no-op's stamps.
 """
 
 from __future__ import annotations
@@ -34,10 +41,15 @@ class Wrapper:
     def log(self) -> Path:
         return self.folder / "log"
 
-    def env(self, pause_at: int = 0) -> dict[str, str]:
+    @property
+    def states(self) -> Path:
+        return self.folder / "states"
+
+    def env(self, pause_at: int = 0, watch: Path | None = None) -> dict[str, str]:
         return {
             "PATH": f"{self.folder}{os.pathsep}{os.environ['PATH']}",
             "QOLA_TEST_GIT_PAUSE_AT": str(pause_at),
+            "QOLA_TEST_GIT_WATCH": str(watch or ""),
         }
 
     def calls(self) -> list[str]:
@@ -45,7 +57,7 @@ class Wrapper:
         return self.log.read_text().splitlines() if self.log.exists() else []
 
     def reset(self) -> None:
-        for path in (self.counter, self.paused, self.log):
+        for path in (self.counter, self.paused, self.log, self.states):
             path.unlink(missing_ok=True)
 
 
@@ -63,6 +75,11 @@ def make(folder: Path) -> Wrapper:
         # One line per call: arguments may hold newlines (commit-tree -m).
         'line=$(printf "%s" "$*" | tr "\\n" " ")\n'
         'printf "%s\\n" "$line" >> "$dir/log"\n'
+        'if [ -n "$QOLA_TEST_GIT_WATCH" ]; then\n'
+        '  find "$QOLA_TEST_GIT_WATCH" \\( -path "*/qola/commits" -o -path "*/qola/noop"'
+        ' -o -name qola.lock \\) -prune -o -printf "%P %s %m %T@ %l\\n"'
+        ' | LC_ALL=C sort | cksum >> "$dir/states"\n'
+        "fi\n"
         'if [ "$n" = "$QOLA_TEST_GIT_PAUSE_AT" ]; then\n'
         '  printf "%s\\n" "$line" > "$dir/paused.tmp" && mv "$dir/paused.tmp" "$dir/paused"\n'
         "  while :; do sleep 1; done\n"
@@ -94,8 +111,18 @@ def run_until(wrapper: Wrapper, pause_at: int, *args: str) -> tuple[bool, str]:
     return True, wrapper.paused.read_text().strip()
 
 
-def count_calls(wrapper: Wrapper, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+def count_calls(
+    wrapper: Wrapper, *args: str, watch: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """Run `qola ARGS` to the end through the wrapper; (result, every git call made)."""
     wrapper.reset()
-    proc = procs.run(*args, env=wrapper.env())
+    proc = procs.run(*args, env=wrapper.env(watch=watch))
     return proc, wrapper.calls()
+
+
+def distinct_points(wrapper: Wrapper) -> list[int]:
+    """After a count_calls with watch: the calls (1-based) before which the watched tree
+    differs from what it was before the call ahead of it; a kill before any other call
+    leaves the tree a kill before an earlier one leaves. The first call is always one."""
+    states = wrapper.states.read_text().splitlines()
+    return [n for n, state in enumerate(states, 1) if n == 1 or state != states[n - 2]]

@@ -26,6 +26,29 @@ def legacy_superproject(path: Path, lib_url: Path | str, pin: str, written: str 
     return root
 
 
+def two_submodules(
+    root: Path, lib_url: Path | str, other_url: Path | str, lib_pin: str, other_pin: str
+) -> Path:
+    """A root whose submodules lib (3rdparty/lib) and other (3rdparty/other) are pinned by
+    a committed manifest (its last commit is "pins"), both following main, both checked
+    out by qola."""
+    import procs
+
+    init_repo(root)
+    add_gitlink(root, "lib", "3rdparty/lib", str(lib_url), lib_pin)
+    add_gitlink(root, "other", "3rdparty/other", str(other_url), other_pin)
+    (root / "qola.toml").write_text(
+        "# the project's pins\n"
+        f'[deps.lib]\npath = "3rdparty/lib"\ncommit = "{lib_pin}"\ntrack = "main"\n\n'
+        f'[deps.other]\npath = "3rdparty/other"\ncommit = "{other_pin}"  # mine\n'
+        'track = "main"\n'
+    )
+    git(root, "add", "qola.toml")
+    git(root, "commit", "-q", "-m", "pins")
+    assert procs.run("checkout", "-q", "-m", str(root / "qola.toml")).returncode == 0
+    return root
+
+
 @dataclass(frozen=True)
 class Deep:
     """Upstreams three levels deep: `top` records `mid` (at extern/mid) and `other` (at

@@ -63,3 +63,35 @@ def test_short_git_output_is_shown_whole_and_long_output_keeps_its_ends() -> Non
     assert shown[9] == "    ... (2,990 more lines) ..."
     assert shown[-2:] == ["    fatal: done", "the cause: No space left on device"]
     assert len(shown) == 14
+
+
+def test_init_on_a_full_disk_writes_no_short_manifest_and_the_rerun_writes_it(
+    small_disk, upstream
+):
+    """The manifest is written whole or not at all: a short one left behind would make
+    every later `qola init` refuse to overwrite it."""
+    from repos import init_repo
+    from superprojects import add_gitlink
+
+    root = init_repo(small_disk / "project")
+    add_gitlink(root, "lib", "3rdparty/lib", str(upstream.lib), upstream.lib_v2)
+    filler = small_disk / "filler"
+    with open(filler, "wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+    manifest = root / "qola.toml"
+    proc = procs.run("init", "-m", str(manifest))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        f"qola: {manifest}: cannot write the manifest: No space left on device; nothing was "
+        "written\nhint: free some space or make the folder writable, then run again\n"
+    )
+    assert sorted(os.listdir(root)) == [".git", ".gitmodules"]
+    filler.unlink()
+    again = procs.run("init", "-m", str(manifest))
+    assert again.returncode == 0, again.stderr
+    assert f'commit = "{upstream.lib_v2}"' in manifest.read_text()

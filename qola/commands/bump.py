@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import console
-from qola.plural import count
+from qola.commands import editing
 from qola.session import Common, Session, finite, session
 
 if TYPE_CHECKING:
-    from qola.checkout import Result
     from qola.git import Runner
     from qola.manifest import Dep
     from qola.moves import Move
@@ -35,8 +34,7 @@ def bump(
 
     fmt json (with dry_run only): the move as a JSON document, nothing else on stdout.
     """
-    from qola import moves
-    from qola.checkout import checkout as run_checkout
+    from qola import moves, pending
     from qola.plan import Options
 
     common = dataclasses.replace(common, names=(name,))
@@ -45,6 +43,11 @@ def bump(
         [dep] = sess.deps
         worktree = sess.manifest.root / dep.path
         options = Options(offline, force)
+        words = f"bump {name}" + (f" --to {ref}" if ref else "")
+        command = command_line(words, commit=do_commit, no_checkout=no_checkout)
+        finish = None if dry_run else editing.left_over(sess, command, lock_timeout)
+        if finish is not None:
+            return finish(options)
         # Resolved with ls-remote and described from a throw-away repository: nothing is
         # written before the checkout (none at all with --dry-run or --no-checkout).
         new, source = moves.resolve(sess.runner, dep, worktree, ref, offline)
@@ -73,32 +76,28 @@ def bump(
         if dry_run:
             console.result("dry run: nothing was written")
             return 0
-        moved = dataclasses.replace(dep, commit=new)
         # The edit is computed (and checked) before anything changes, and written only
         # after the checkout succeeded: a refused or failed checkout writes nothing.
         raw, text = moves.read_manifest(sess.manifest)
         new_text = moves.edit_pins(sess.manifest, text, {dep: new})
         if do_commit:
             moves.pinned_copies(sess.runner, sess.manifest, {dep: new})  # or refuse, now
-        if not no_checkout:
-            result = run_checkout(
-                sess.manifest, (moved,), sess.runner, options, sess.note, lock_timeout
-            )
-            if result.failures:
-                left = f"{sess.manifest.path.name} was left unchanged: "
-                return report_failures(result, after=left)
-        gitlink = moves.root_gitlink(sess.runner, sess.manifest, dep)
-        moves.write_manifest(sess.manifest, raw, new_text)
-        sess.note(f"{dep.name}: {sess.manifest.path.name} now pins {new}")
-        if not do_commit:  # a commit stages them itself, in one index write
-            stage(sess, raw, {dep: new}, {dep: gitlink})
-        else:
-            links = {dep.path: new} if gitlink is not None else {}
-            sha = moves.commit(sess.runner, sess.manifest, move.message(), {dep: new}, links)
-            console.result(
-                f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {new[:7]}"
-            )
-        return 0
+        linked = [dep] if moves.root_gitlink(sess.runner, sess.manifest, dep) else []
+        edit = pending.edit_for(sess.manifest, sess.runner, command, {dep: new}, linked,
+                                move.message() if do_commit else None,
+                                "none" if no_checkout else "one")  # fmt: skip
+        with editing.recorded(sess, edit, lock_timeout):
+            return editing.carry_out(sess, edit, options, lock_timeout, (raw, new_text), [move])
+
+
+def command_line(
+    words: str, groups: tuple[str, ...] = (), *, commit: bool = False, no_checkout: bool = False
+) -> str:
+    """The command an edit is recorded as, and which finishes it: what names the edit
+    (the pins chosen, the groups, whether it commits), without the options of how."""
+    parts = ["qola", words, *(f"--group {group}" for group in groups)]
+    parts += ["--commit"] * commit + ["--no-checkout"] * no_checkout
+    return " ".join(parts)
 
 
 def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> None:
@@ -125,23 +124,7 @@ def _stage_disagreeing_gitlink(sess: Session, dep: Dep) -> None:
 
     gitlink = moves.root_gitlink(sess.runner, sess.manifest, dep)
     if gitlink is not None and gitlink != dep.commit:
-        raw, _ = moves.read_manifest(sess.manifest)
-        stage(sess, raw, {dep: dep.commit}, {dep: gitlink})
-
-
-def stage(
-    sess: Session, raw: bytes, pins: dict[Dep, str], gitlinks: dict[Dep, str | None]
-) -> None:
-    """Stage the new pins with their gitlinks, so that the next `git commit` has both."""
-    from qola import moves
-
-    for dep, sha in pins.items():
-        if gitlinks.get(dep) is not None:
-            moves.stage_gitlink(sess.runner, sess.manifest, dep, sha)
-            sess.note(f"{dep.name}: staged the gitlink {dep.path} at {sha[:12]}")
-    why_not = moves.stage_manifest(sess.runner, sess.manifest, raw, pins)
-    name = sess.manifest.path.name
-    sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
+        editing.stage(sess, {dep: dep.commit}, [dep])
 
 
 def warn_if_only_here(
@@ -163,15 +146,6 @@ def warn_if_only_here(
         )
 
 
-def report_failures(result: Result, after: str = "") -> int:
-    """Print a checkout's failures; return its exit code."""
-    for error in result.failures.values():
-        console.message(error.render())
-    if after:
-        console.message(f"qola: the checkout failed; {after}nothing was committed")
-    return result.exit_code
-
-
 def bump_all(
     common: Common,
     dry_run: bool,
@@ -184,11 +158,16 @@ def bump_all(
     fetch_timeout: float,
 ) -> int:
     """Move every pin that has a track (of the selected ones) to its tip, all or nothing."""
-    from qola import batch, moves
+    from qola import batch, moves, pending
     from qola.plan import Options
 
     with session(common, offline=offline) as sess:
         sess.runner.timeout = finite(fetch_timeout)
+        command = command_line("bump --all", common.groups, commit=do_commit,
+                               no_checkout=no_checkout)  # fmt: skip
+        finish = None if dry_run else editing.left_over(sess, command, lock_timeout)
+        if finish is not None:
+            return finish(Options(offline, force))
         tracked = tuple(dep for dep in sess.deps if dep.track)
         untracked = [dep.name for dep in sess.deps if not dep.track]
         if untracked:
@@ -221,51 +200,10 @@ def bump_all(
         new_text = moves.edit_pins(sess.manifest, text, pins)
         if do_commit:
             moves.pinned_copies(sess.runner, sess.manifest, pins)  # or refuse, now
-        if not no_checkout:
-            options = Options(offline, force)
-            steps, refused = batch.prepare(sess.runner, sess.manifest, moving, options)
-            if refused:
-                for error in refused:
-                    console.message(error.render())
-                console.message("qola: bump --all: nothing was changed")
-                return refused[0].exit_code
-            result, restored = batch.move_all(sess.runner, sess.manifest, steps, options,
-                                              sess.note, lock_timeout)  # fmt: skip
-            if restored is not None:
-                return _report_rollback(sess, result, restored)
-            for item in steps:
-                if item.overridden is not None:
-                    sess.note(f"{item.move.dep.name}: overridden by {item.overridden}; not moved")
-                elif item.head is None:
-                    sess.note(f"{item.move.dep.name}: not checked out; `qola checkout` "
-                              "fetches its new pin")  # fmt: skip
-        gitlinks = {dep: moves.root_gitlink(sess.runner, sess.manifest, dep) for dep in pins}
-        moves.write_manifest(sess.manifest, raw, new_text)
-        sess.note(f"{sess.manifest.path.name} now pins {count(len(pins), 'new commit')}")
-        if not do_commit:
-            stage(sess, raw, pins, gitlinks)
-            return 0
-        links = {dep.path: pins[dep] for dep in pins if gitlinks[dep] is not None}
-        sha = moves.commit(sess.runner, sess.manifest, batch.message(moving), pins, links)
-        console.result(f"committed {sha[:12]}: {batch.message(moving).splitlines()[0]}")
-        return 0
-
-
-def _report_rollback(sess: Session, result: Result, restored: Result) -> int:
-    """A move failed: say so, and whether every dependency is back where it was."""
-    for error in result.failures.values():
-        console.message(error.render())
-    if restored.failures:
-        for error in restored.failures.values():
-            console.message(error.render())
-        stuck = ", ".join(restored.failures)
-        console.message(
-            f"qola: bump --all failed and could not put back {stuck} (above); "
-            f"{sess.manifest.path.name} and the index are unchanged"
-        )
-    else:
-        console.message(
-            "qola: bump --all failed: every dependency was put back where it was; "
-            f"{sess.manifest.path.name} and the index are unchanged, nothing was committed"
-        )
-    return result.exit_code
+        linked = [dep for dep in pins if moves.root_gitlink(sess.runner, sess.manifest, dep)]
+        edit = pending.edit_for(sess.manifest, sess.runner, command, pins, linked,
+                                batch.message(moving) if do_commit else None,
+                                "none" if no_checkout else "all")  # fmt: skip
+        with editing.recorded(sess, edit, lock_timeout):
+            return editing.carry_out(sess, edit, Options(offline, force), lock_timeout,
+                                     (raw, new_text), moving)  # fmt: skip

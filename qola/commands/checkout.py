@@ -27,6 +27,7 @@ def checkout(
 
     with session(common, offline=offline) as sess:
         cmake_env.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
+        _warn_if_an_edit_is_left_over(sess.manifest.root)
         sess.runner.timeout = finite(fetch_timeout)
         options = Options(offline, force, jobs, cache.absolute() if cache else None)
         result = run_checkout(
@@ -61,3 +62,16 @@ def checkout(
         if result.exit_code == 0 and cmake_out is not None:
             write_cmake(cmake_out, sess)
         return result.exit_code
+
+
+def _warn_if_an_edit_is_left_over(root: Path) -> None:
+    """A killed bump or freeze left its record: say so (one lstat when there is none)."""
+    import os
+
+    from qola import gitfiles, store
+
+    gitdir = gitfiles.git_dir(root)
+    if gitdir is not None and os.path.lexists(store.editing_record(gitdir)):
+        from qola import pending
+
+        pending.warn_if_left_over(root)

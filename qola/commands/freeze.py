@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 from qola import console
-from qola.commands.bump import stage, warn_if_only_here
+from qola.commands import editing
+from qola.commands.bump import command_line, warn_if_only_here
+from qola.lock import DEFAULT_TIMEOUT
 from qola.session import Common, session
 
 
 def freeze(common: Common, dry_run: bool) -> int:
     """Rewrite pins (all, or the names given) to what is checked out, in full."""
-    from qola import moves
+    from qola import moves, pending
+    from qola.plan import Options
 
     with session(common, offline=True) as sess:
+        command = command_line(" ".join(["freeze", *common.names]), common.groups)
+        finish = None if dry_run else editing.left_over(sess, command)
+        if finish is not None:
+            return finish(Options())
         changes = {}
         for dep in sess.deps:
             head = moves.current_head(sess.runner, sess.manifest, dep)
@@ -33,7 +40,10 @@ def freeze(common: Common, dry_run: bool) -> int:
             console.result("dry run: nothing was written")
             return 0
         raw, text = moves.read_manifest(sess.manifest)
-        gitlinks = {dep: moves.root_gitlink(sess.runner, sess.manifest, dep) for dep in changes}
-        moves.write_manifest(sess.manifest, raw, moves.edit_pins(sess.manifest, text, changes))
-        stage(sess, raw, changes, gitlinks)
-        return 0
+        new_text = moves.edit_pins(sess.manifest, text, changes)
+        linked = [dep for dep in changes if moves.root_gitlink(sess.runner, sess.manifest, dep)]
+        edit = pending.edit_for(sess.manifest, sess.runner, command, changes, linked, None,
+                                "frozen")  # fmt: skip
+        with editing.recorded(sess, edit, DEFAULT_TIMEOUT):
+            return editing.carry_out(sess, edit, Options(), DEFAULT_TIMEOUT,
+                                     (raw, new_text))  # fmt: skip

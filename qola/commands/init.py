@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import glob
 import os
 from pathlib import Path
 
@@ -31,7 +33,51 @@ def init(manifest: Path, dry_run: bool) -> int:
     if dry_run:
         console.result(text, end="")
         return 0
-    with open(path, "x", encoding="utf-8", newline="") as out:
-        out.write(text)
+    _create(path, text.encode("utf-8"))
     console.result(f"wrote {path}")
     return 0
+
+
+_TEMP = ".qola-init-"
+_NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK)
+
+
+def _create(path: Path, data: bytes) -> None:
+    """Write a new file whole or not at all, and never over one that exists: a run killed
+    (or a disk that fills) while it writes must not leave a short manifest that the next
+    `qola init` refuses to overwrite. The bytes go to a temporary sibling first, which is
+    then linked at the name (link(2) fails if the name exists: no race with a file made
+    meanwhile) and removed."""
+    from qola import store
+    from qola.errors import ManifestError, UsageError
+
+    for stale in path.parent.glob(f".{glob.escape(path.name)}{_TEMP}*"):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not store.is_alive(int(pid)):
+            stale.unlink(missing_ok=True)  # a killed init's, never linked or already linked
+    temp = path.with_name(f".{path.name}{_TEMP}{os.getpid()}")
+    try:
+        try:
+            with open(temp, "xb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            try:
+                os.link(temp, path)
+            except OSError as error:
+                if error.errno not in _NO_LINKS:
+                    raise
+                with open(path, "xb") as out:  # a file system without hard links
+                    out.write(data)
+        finally:
+            temp.unlink(missing_ok=True)
+    except FileExistsError:
+        raise UsageError(
+            str(path), "already exists; nothing was written", "edit it, or use qola bump/freeze"
+        ) from None
+    except OSError as error:
+        raise ManifestError(
+            str(path),
+            f"cannot write the manifest: {error.strerror}; nothing was written",
+            "free some space or make the folder writable, then run again",
+        ) from None

@@ -1,0 +1,206 @@
+"""The last steps `bump` and `freeze` share: move, write the manifest, stage or commit.
+
+Each runs under the root's lock with its record written first (qola/pending.py), so that
+a run killed anywhere in them is finished by the same command run again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from qola import console, pending
+from qola.lock import DEFAULT_TIMEOUT
+from qola.plural import count
+
+if TYPE_CHECKING:
+    from qola.checkout import Result
+    from qola.manifest import Dep
+    from qola.moves import Move
+    from qola.plan import Options
+    from qola.session import Session
+
+
+@contextmanager
+def recorded(sess: Session, edit: pending.Edit | None, lock_timeout: float) -> Iterator[None]:
+    """Hold the root's lock with the edit's record written (edit None: it is there already,
+    a killed run's); remove the record when the block ends, unless a signal ends it."""
+    from qola.lock import root_lock
+
+    root = sess.manifest.root
+    with root_lock(root, lock_timeout, sess.note):
+        if edit is not None:
+            # Left meanwhile by a run that held the lock while this one planned, and was
+            # killed: this run's plan did not see it, so it must not replace it.
+            left = pending.left_over(root, locked=True)
+            if left is not None:
+                pending.refuse_other(root, left, edit.command, meanwhile=True)
+            pending.begin(root, edit)
+        try:
+            yield
+        except Exception:
+            # An error is reported and ends the command: the next run plans anew. Only a
+            # kill, or a signal (KeyboardInterrupt, SystemExit), leaves the edit to finish.
+            pending.end(root)
+            raise
+        pending.end(root)
+
+
+def left_over(
+    sess: Session, command: str, lock_timeout: float = DEFAULT_TIMEOUT
+) -> Callable[[Options], int] | None:
+    """When a killed run left an edit, a function that finishes it (or, when command is not
+    the one that made it, refuses with a RefusedError); None when there is none."""
+    root = sess.manifest.root
+    if pending.left_over(root) is None:
+        return None
+
+    def finish(options: Options) -> int:
+        from qola.lock import root_lock
+
+        with root_lock(root, lock_timeout, sess.note):
+            edit = pending.left_over(root, locked=True)  # again: no other run writes it now
+            if edit is None:
+                sess.note("an earlier edit of the manifest finished meanwhile; run again")
+                return 0
+            pending.refuse_other(root, edit, command)
+            return _finish(sess, edit, options, lock_timeout)
+
+    return finish
+
+
+def _finish(sess: Session, edit: pending.Edit, options: Options, lock_timeout: float) -> int:
+    progress = pending.judge(sess.runner, sess.manifest, edit)
+    sess.note(f"an earlier `{edit.command}` did not finish; finishing it (the pins it "
+              "chose, and nothing else)")  # fmt: skip
+    with recorded(sess, None, lock_timeout):
+        if progress.committed is not None:
+            assert edit.message is not None
+            console.result(f"committed {progress.committed[:12]}: "
+                           f"{edit.message.splitlines()[0]}")  # fmt: skip
+            return 0
+        return carry_out(sess, edit, options, lock_timeout, None if progress.written else ())
+
+
+def carry_out(
+    sess: Session,
+    edit: pending.Edit,
+    options: Options,
+    lock_timeout: float,
+    prepared: tuple[bytes, str] | tuple[()] | None,
+    moving: list[Move] | None = None,
+) -> int:
+    """Move (as edit.moves says), write the manifest, then stage or commit; the record is
+    held by the caller. prepared: the manifest's bytes as read and its edited text (a
+    fresh run's, checked before the record was written); () to read and edit it now (a
+    killed run's, whose manifest was not written yet); None when it is written already."""
+    from qola import moves
+
+    manifest = sess.manifest
+    deps = {dep.name: dep for dep in manifest.deps}
+    pins = edit.pin_map(deps)
+    if prepared is not None:
+        if not prepared:
+            raw, text = moves.read_manifest(manifest)
+            prepared = (raw, moves.edit_pins(manifest, text, pins))
+            if edit.message is not None:
+                moves.pinned_copies(sess.runner, manifest, pins)  # or refuse, before moving
+        if moving is None:
+            moving = [moves.Move(deps[pin.name], pin.old, pin.new, "") for pin in edit.pins]
+        code = _move(sess, edit, moving, options, lock_timeout)
+        if code:
+            return code
+        moves.write_manifest(manifest, *prepared)
+        if edit.command.startswith("qola bump --all"):
+            sess.note(f"{manifest.path.name} now pins {count(len(pins), 'new commit')}")
+        elif edit.command.startswith("qola bump "):
+            sess.note(f"{edit.pins[0].name}: {manifest.path.name} now pins {edit.pins[0].new}")
+    linked = [deps[name] for name in edit.gitlinks]
+    if edit.message is None:
+        stage(sess, pins, linked)
+        return 0
+    links = {dep.path: pins[dep] for dep in linked}
+    sha = moves.commit(sess.runner, manifest, edit.message, pins, links)
+    console.result(f"committed {sha[:12]}: {edit.message.splitlines()[0]}")
+    return 0
+
+
+def _move(
+    sess: Session, edit: pending.Edit, moving: list[Move], options: Options, lock_timeout: float
+) -> int:
+    """Bring the dependencies to the new pins; the exit code of a failure, else 0."""
+    from qola import batch
+    from qola.checkout import checkout as run_checkout
+
+    if edit.moves == "one":
+        [move] = moving
+        moved = dataclasses.replace(move.dep, commit=move.new)
+        result = run_checkout(sess.manifest, (moved,), sess.runner, options, sess.note,
+                              lock_timeout)  # fmt: skip
+        if result.failures:
+            left = f"{sess.manifest.path.name} was left unchanged: "
+            return report_failures(result, after=left)
+        return 0
+    if edit.moves != "all":
+        return 0
+    steps, refused = batch.prepare(sess.runner, sess.manifest, moving, options)
+    if refused:
+        for error in refused:
+            console.message(error.render())
+        console.message("qola: bump --all: nothing was changed")
+        return refused[0].exit_code
+    result, restored = batch.move_all(sess.runner, sess.manifest, steps, options, sess.note,
+                                      lock_timeout)  # fmt: skip
+    if restored is not None:
+        return _report_rollback(sess, result, restored)
+    for item in steps:
+        if item.overridden is not None:
+            sess.note(f"{item.move.dep.name}: overridden by {item.overridden}; not moved")
+        elif item.head is None:
+            sess.note(f"{item.move.dep.name}: not checked out; `qola checkout` "
+                      "fetches its new pin")  # fmt: skip
+    return 0
+
+
+def stage(sess: Session, pins: dict[Dep, str], linked: list[Dep]) -> None:
+    """Stage the new pins with the gitlinks of linked, so that the next `git commit` has
+    both."""
+    from qola import moves
+
+    for dep in linked:
+        moves.stage_gitlink(sess.runner, sess.manifest, dep, pins[dep])
+        sess.note(f"{dep.name}: staged the gitlink {dep.path} at {pins[dep][:12]}")
+    why_not = moves.stage_manifest(sess.runner, sess.manifest, pins)
+    name = sess.manifest.path.name
+    sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
+
+
+def report_failures(result: Result, after: str = "") -> int:
+    """Print a checkout's failures; return its exit code."""
+    for error in result.failures.values():
+        console.message(error.render())
+    if after:
+        console.message(f"qola: the checkout failed; {after}nothing was committed")
+    return result.exit_code
+
+
+def _report_rollback(sess: Session, result: Result, restored: Result) -> int:
+    """A move failed: say so, and whether every dependency is back where it was."""
+    for error in result.failures.values():
+        console.message(error.render())
+    if restored.failures:
+        for error in restored.failures.values():
+            console.message(error.render())
+        stuck = ", ".join(restored.failures)
+        console.message(
+            f"qola: bump --all failed and could not put back {stuck} (above); "
+            f"{sess.manifest.path.name} and the index are unchanged"
+        )
+    else:
+        console.message(
+            "qola: bump --all failed: every dependency was put back where it was; "
+            f"{sess.manifest.path.name} and the index are unchanged, nothing was committed"
+        )
+    return result.exit_code
