@@ -13,6 +13,7 @@ from pathlib import Path
 from qola import (
     cache,
     cmake_env,
+    complete,
     console,
     fetching,
     gitfiles,
@@ -36,11 +37,9 @@ from qola.observe import (
 from qola.patches import Series
 from qola.plan import Options, Plan
 from qola.plural import count
-from qola.queries import has_commit, head_sha
+from qola.queries import has_checkout, head_sha
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-# Writing the files dominates a large checkout: let git use every core for it.
-_PARALLEL = ("-c", "checkout.workers=0")
 # Creating a clone's parent folders and removing them after a failed clone take turns
 # (--jobs threads): a failed clone never removes the folder another clone is starting in.
 _FOLDERS = threading.Lock()
@@ -108,8 +107,8 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         if half_made:
             outcome.notes.append(f"{dep.path} never finished its first checkout: finishing it")
         console.step("checking out", target[:12])
-        _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", *forced, "--detach", target,
-             progress=True)  # fmt: skip
+        complete.checkout(runner, state.worktree, target, dep.name, dep.path, *complete.PARALLEL,
+                          "checkout", "-q", *forced, "--detach", target, progress=True)  # fmt: skip
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         nested.remember(runner, state.worktree, target, dep.name)
         # The line it ends names the pin already (`lib 3rdparty/lib d32b0cb62ecc ...`).
@@ -196,7 +195,8 @@ def _patch_nested(
         tree = worktree / one.repo
         target = _build(runner, tree, dep, one, sub.expected, outcome)
         if sub.head != target:
-            _run(runner, tree, dep, "checkout", "-q", "--detach", target)
+            complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{one.repo}",
+                              "checkout", "-q", "--detach", target)  # fmt: skip
         nested.remember(runner, tree, target, dep.name)
 
 
@@ -240,7 +240,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     target = plan.state.worktree
     gitdir = _root_modules_dir(runner, plan)
     reuse = gitdir is not None and modules.is_valid_gitdir(gitdir)
-    present = reuse and gitdir is not None and has_commit(runner, gitdir, dep.commit)
+    present = reuse and gitdir is not None and has_checkout(runner, gitdir, dep.commit)
     if options.offline and options.cache is None and not present:
         raise GitError(
             dep.name,
@@ -269,10 +269,10 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         fresh = _make_repository(runner, temp, gitdir, reuse, dep, outcome)
         if present:
             outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
-        elif mirror is not None and not has_commit(runner, temp, dep.commit):
+        elif mirror is not None and not has_checkout(runner, temp, dep.commit):
             cache.borrow(gitfiles.common_dir(_git_dir(temp)), mirror)
             outcome.notes.append(f"borrowed the objects of {mirror}")
-        elif not has_commit(runner, temp, dep.commit):
+        elif not has_checkout(runner, temp, dep.commit):
             shallow = fresh or gitfiles.is_shallow(_git_dir(temp))
             outcome.notes.append(_fetch(runner, temp, dep, shallow))
             outcome.did.append("fetched")
@@ -286,8 +286,8 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
             # -f: temp is qola's own folder, and a reused repository's last checkout (its
             # index, removed) says nothing about it.
             console.step("checking out", head[:12])
-            _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "-f", "--detach", head,
-                 progress=True)  # fmt: skip
+            complete.checkout(runner, temp, head, dep.name, dep.path, *complete.PARALLEL,
+                              "checkout", "-q", "-f", "--detach", head, progress=True)  # fmt: skip
         finally:
             if ahead is not None:
                 ahead.join()
@@ -408,7 +408,7 @@ def _remove_abandoned_clones(target: Path) -> None:
 def _ensure_commit(
     runner: Runner, worktree: Path, dep: Dep, options: Options, outcome: Outcome
 ) -> None:
-    if has_commit(runner, worktree, dep.commit):
+    if has_checkout(runner, worktree, dep.commit):
         outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
         return
     gitdir = gitfiles.git_dir(worktree)
@@ -426,7 +426,7 @@ def _ensure_commit(
 
 def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -> None:
     """With --offline, stop (before anything moves) when the pin would have to be fetched."""
-    if not options.offline or has_commit(runner, worktree, dep.commit):
+    if not options.offline or has_checkout(runner, worktree, dep.commit):
         return
     gitdir = gitfiles.git_dir(worktree)
     if options.cache is not None and gitdir is not None:

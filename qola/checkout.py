@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import console, modules
+from qola.complete import IncompleteError
 from qola.errors import EXIT_MISMATCH, GitError, MismatchError, QolaError
 from qola.git import Runner
 from qola.lock import DEFAULT_TIMEOUT, root_lock
@@ -20,6 +21,7 @@ from qola.observe import DepState, SubmoduleState, observe
 from qola.plan import Options, make_plan
 from qola.recovery import end as end_move
 from qola.recovery import repair
+from qola.recovery import unfinished as unfinished_move
 
 if TYPE_CHECKING:
     from qola.apply import Outcome
@@ -167,7 +169,7 @@ def _work_on(
 
     try:
         # Under the lock: finish a move that a killed or interrupted run left half-done.
-        for note in repair(runner, manifest.root / dep.path, dep):
+        for note in repair(runner, manifest.root / dep.path, dep, options.offline):
             progress(f"{dep.name}: {note}")
         # The cache is written only for commits qola itself put in place (below),
         # so a refused checkout leaves the disk exactly as it was.
@@ -177,6 +179,11 @@ def _work_on(
             progress(plan.describe())
         try:
             result.outcomes[dep.name] = apply(plan, runner, options)
+        except IncompleteError:
+            # git said done, but the checkout is not whole: the record stays, so that no
+            # fast path calls the tree up to date, and the next run finishes it.
+            unfinished_move(state.worktree)
+            raise
         except (QolaError, OSError):
             # git failed cleanly (it checks before it writes): the normal path copes with
             # what is left. Only a kill or a signal leaves the move for repair() to finish.

@@ -625,6 +625,18 @@ def write_commit_cache(
         store.write_file(path, json.dumps(data, sort_keys=True).encode(), common_dir(gitdir))
 
 
+def move_recorded(gitdir: Path) -> bool:
+    """True when a run's record of a move is in the git dir (store.moving_marker): a run
+    was killed moving the dependency, or found its checkout unfinished (recovery.py).
+    Only the run that finishes the move may call such a tree up to date; that the record
+    is absent is noted for a stamp, so that one written before is void once it appears."""
+    marker = os.path.join(gitdir, "qola", "moving")  # store.moving_marker, without store
+    if os.path.lexists(marker):
+        return True
+    stamp.saw_file(marker, None)
+    return False
+
+
 def has_index(gitdir: Path) -> bool:
     """True when the repository has an index: every finished checkout writes one.
 

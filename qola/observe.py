@@ -96,6 +96,7 @@ class DepState:
     root: Path | None = None  # where the manifest's paths start
     manifest_path: Path | None = None
     refusal: str | None = None  # why git would not take the folder's .git for a repository
+    moving: bool = False  # a record of a move that no run has finished (recovery.py)
 
     @property
     def is_repo(self) -> bool:
@@ -122,7 +123,7 @@ class DepState:
     @property
     def is_synced(self) -> bool:
         """HEAD and every nested submodule at their pins (and patches): nothing to do."""
-        if not self.at_target or self.half_made or not self.initialised:
+        if not self.at_target or self.half_made or not self.initialised or self.moving:
             return False
         if not self.dep.submodules:
             return True
@@ -191,6 +192,7 @@ def _observe(
         head = queries.head_sha(runner, worktree)
     initialised = override is not None or is_initialised_in_root(manifest.root, dep)
     half_made = head is not None and not gitfiles.has_index(gitdir)
+    moving = override is None and gitfiles.move_recorded(gitdir)
     target = None
     if "" in series:
         applied = patches.remembered(gitdir, series[""], dep.commit)
@@ -201,7 +203,7 @@ def _observe(
         submodules = submodule_states(runner, worktree, gitdir, head, writes, series)
     return DepState(
         dep, worktree, exists, gitdir, head, branch, submodules, override is not None, series,
-        target, initialised, half_made, manifest.root, manifest.path,
+        target, initialised, half_made, manifest.root, manifest.path, moving=moving,
     )  # fmt: skip
 
 
