@@ -24,11 +24,13 @@ from qola import (
     recovery,
     safetext,
     store,
+    ways,
 )
 from qola.errors import GitError, RefusedError, UsageError
 from qola.git import Runner, check_writable
 from qola.manifest import Dep
 from qola.observe import (
+    DepState,
     LocalWork,
     gitlinks,
     observe_local_work,
@@ -79,6 +81,9 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         target = found.head if found else None
         move_head = found is None
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
+    if move_head and target is not None and has_checkout(runner, state.worktree, target):
+        # Known before anything is fetched: named with the rest of the local work.
+        work.ways += _own_way(runner, state, target)
     if work and not options.force:
         raise refusal(dep, work)
     if move_head:
@@ -86,7 +91,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     # From here on a kill leaves a move to finish (recovery.py): recorded before --force's
     # save and reset, the first step that can leave git state behind.
     recovery.begin(state.worktree, state.head, target if move_head else state.head)
-    if work:
+    if work.dirty or work.unsaved:
         outcome.notes.extend(_back_up(runner, plan, work))
     if found is not None and state.gitdir is not None:
         patches.remember(state.gitdir, state.series[""], found)
@@ -100,6 +105,10 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
             recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
+        ctx = _nested_context(runner, dep, options)
+        nested_ways = nested.ways(ctx, state.worktree, target, _url(state.worktree, dep))
+        _clear_ways(runner, dep, [*_own_way(runner, state, target), *nested_ways], options,
+                    outcome)  # fmt: skip
         # Still without an index (--force gave one to a half-made tree it saved work
         # of): nothing in it differs from HEAD but missing files (observe_local_work).
         half_made = state.gitdir is not None and not gitfiles.has_index(state.gitdir)
@@ -128,11 +137,36 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         )  # fmt: skip
         if head is not None:
             ctx = _nested_context(runner, dep, options, at_target)
+            if not move_head:  # (a move has looked already, before the dependency moved)
+                in_way = nested.ways(ctx, state.worktree, head, _url(state.worktree, dep))
+                _clear_ways(runner, dep, in_way, options, outcome)
             _update_nested(runner, state.worktree, dep, head, outcome, ctx)
     if plan.update_submodules or move_head:
         _patch_nested(runner, state.worktree, dep, state.series, outcome)
     recovery.end(state.worktree)
     return outcome
+
+
+def _own_way(runner: Runner, state: DepState, target: str) -> list[ways.Way]:
+    """The ignored files in the way of the dependency's own checkout of target."""
+    found = ways.of(runner, state.worktree, target, state.dep.name, state.dep.path)
+    return [found] if found is not None else []
+
+
+def _clear_ways(
+    runner: Runner, dep: Dep, found: list[ways.Way], options: Options, outcome: Outcome
+) -> None:
+    """Refuse (exit 4) over ignored files in a checkout's way; --force keeps, then clears."""
+    if not found:
+        return
+    if not options.force:
+        raise refusal(dep, LocalWork(ways=found))
+    outcome.notes.extend(ways.keep_and_clear(runner, found, dep.name))
+
+
+def _url(worktree: Path, dep: Dep) -> str:
+    """Where the dependency came from: relative nested URLs resolve against it."""
+    return modules.origin_url(worktree) or dep.url
 
 
 def _build(
@@ -369,7 +403,8 @@ def _nested_context(
     runner: Runner, dep: Dep, options: Options, at_target: frozenset[str] = frozenset()
 ) -> nested.Context:
     return nested.Context(
-        runner, dep.name, dep.path, options.offline, options.cache, at_target=at_target
+        runner, dep.name, dep.path, options.offline, options.cache, at_target=at_target,
+        force=options.force,
     )
 
 
@@ -378,7 +413,7 @@ def _update_nested(
 ) -> None:
     """Bring the nested submodules to the gitlinks head records (nested.py)."""
     try:
-        nested.update(ctx, worktree, head, modules.origin_url(worktree) or dep.url)
+        nested.update(ctx, worktree, head, _url(worktree, dep))
     finally:
         outcome.notes.extend(ctx.notes)
         if ctx.brought:
@@ -457,6 +492,7 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
     lines += [f"  uncommitted: {item}" for item in work.dirty]
     lines += [f"  commit on no branch: {item}" for item in work.unsaved]
+    lines += ways.lines(work.ways)
     lines.append("nothing was changed; to keep that work, save it first:")
     for label, tree in work.dirty_trees.items():
         where, shown = safetext.shell_word(str(tree)), safetext.line(label)
@@ -468,6 +504,7 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
         lines.append(
             f"  git -C {where} stash push{untracked} -m 'before qola'  # the changes in {shown}"
         )
+    lines += ways.save_commands(work.ways)
     newest: dict[str, tuple[Path, str]] = {}
     for label, tree, sha in work.commits:
         newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first

@@ -57,30 +57,29 @@ def find(
 ) -> list[Found]:
     """Every file a checkout of target would write over or remove though the index (env
     may name another) does not track it; nested repositories' own files left out."""
-    wanted = _added(runner, tree, target, subject, env)
+    wanted, tracked = _compare(runner, tree, target, subject, env)
     if not wanted:
         return []
     candidates: dict[str, tuple[str, str] | None] = {}
     repositories: set[str] = set()
-    below: dict[str, str] = {}  # a file below a folder the target has a file at -> folder
     for path, entry in wanted.items():
         lead = _file_on_the_way(tree, path)
         if lead is not None:
-            candidates.setdefault(lead, None)
+            if lead not in tracked:  # a tracked one is git's own: the checkout replaces it
+                candidates.setdefault(lead, None)
             continue
         full = tree / path
         if full.is_symlink() or full.is_file():
             candidates[path] = None if entry[0] == _GITLINK else entry
         elif full.is_dir() and entry[0] != _GITLINK:  # a gitlink's folder is its own
             for inside, is_repo in _files_below(tree, path):
-                candidates.setdefault(inside, None)
-                below[inside] = path
-                if is_repo:
-                    repositories.add(inside)
+                if inside not in tracked:
+                    candidates.setdefault(inside, None)
+                    if is_repo:
+                        repositories.add(inside)
     if not candidates:
         return []
-    tracked = _tracked(runner, tree, list(candidates), subject, env)
-    paths = [path for path in candidates if path not in tracked]
+    paths = list(candidates)
     ignored = _ignored(runner, tree, paths, subject, env)
     return [Found(path, candidates[path], path in ignored, path in repositories)
             for path in paths]  # fmt: skip
@@ -128,19 +127,26 @@ def clear(tree: Path, paths: list[str]) -> None:
             continue  # not empty (tracked files, or more of the user's), or gone
 
 
-def _added(
+def _compare(
     runner: Runner, tree: Path, target: str, subject: str, env: Mapping[str, str] | None
-) -> dict[str, tuple[str, str]]:
-    """What target has and the index lacks: path -> (mode, object)."""
-    out = runner.run(tree, "diff-index", "--cached", "-z", "--no-renames", "--diff-filter=D",
+) -> tuple[dict[str, tuple[str, str]], set[str]]:
+    """(what target has and the index lacks: path -> (mode, object); what the index has
+    and target lacks). A file at a leading folder of a path target adds, or below a
+    folder where target has a file, that the index tracks is of the second kind: git's
+    own, which the checkout removes."""
+    out = runner.run(tree, "diff-index", "--cached", "-z", "--no-renames", "--diff-filter=AD",
                      "--end-of-options", target, "--", subject=subject, env=env).stdout  # fmt: skip
     records = out.split("\0")
-    found = {}
+    wanted, tracked = {}, set()
     for meta, path in zip(records[::2], records[1::2], strict=False):
         fields = meta.lstrip(":").split()
-        if len(fields) >= 4:
-            found[path] = (fields[0], fields[2])  # the source side: the target's entry
-    return found
+        if len(fields) < 5:
+            continue
+        if fields[4] == "D":
+            wanted[path] = (fields[0], fields[2])  # the source side: the target's entry
+        else:
+            tracked.add(path)
+    return wanted, tracked
 
 
 def _file_on_the_way(tree: Path, path: str) -> str | None:
@@ -173,28 +179,17 @@ def _files_below(tree: Path, folder: str) -> list[tuple[str, bool]]:
     return found
 
 
-def _tracked(
-    runner: Runner, tree: Path, paths: list[str], subject: str, env: Mapping[str, str] | None
-) -> set[str]:
-    """Which of paths the index tracks (git's own: its checkout moves them)."""
-    found: set[str] = set()
-    for start in range(0, len(paths), _CHUNK):
-        out = runner.run(tree, "--literal-pathspecs", "ls-files", "-z", "--",
-                         *paths[start : start + _CHUNK], subject=subject, env=env)  # fmt: skip
-        found.update(path for path in out.stdout.split("\0") if path)
-    return found
-
-
 def _ignored(
     runner: Runner, tree: Path, paths: list[str], subject: str, env: Mapping[str, str] | None
 ) -> set[str]:
-    """Which of paths git's ignore rules cover (as its checkout reads them)."""
+    """Which of paths git's ignore rules cover, as its checkout reads them (the work tree's
+    `.gitignore` files, `info/exclude`, the user's `core.excludesFile`)."""
     found: set[str] = set()
     for start in range(0, len(paths), _CHUNK):
-        out = runner.run(tree, "--literal-pathspecs", "check-ignore", "-z", "--",
-                         *paths[start : start + _CHUNK], check=False, subject=subject,
-                         env=env)  # fmt: skip
-        found.update(path for path in out.stdout.split("\0") if path)
+        out = runner.run(tree, "--literal-pathspecs", "ls-files", "-z", "--others", "--ignored",
+                         "--exclude-standard", "--", *paths[start : start + _CHUNK],
+                         subject=subject, env=env)  # fmt: skip
+        found.update(path.rstrip("/") for path in out.stdout.split("\0") if path)
     return found
 
 

@@ -44,7 +44,7 @@ from qola import (
     safetext,
     store,
 )
-from qola.complete import IncompleteError
+from qola.complete import IncompleteError, listed
 from qola.errors import GitError, QolaError, RefusedError
 from qola.manifest import relative_url
 from qola.observe import Gitlink, gitlinks, half_made_changes
@@ -53,6 +53,7 @@ from qola.store import pin_ref
 
 if TYPE_CHECKING:
     from qola.git import Runner
+    from qola.ways import Way
 
 
 @dataclass
@@ -95,6 +96,65 @@ def update(ctx: Context, tree: Path, commit: str, url: str) -> None:
             f"checked out{more}:\n" + "\n".join(ctx.failures),
             "; ".join([*_unique(ctx.hints), kept]),
         )
+
+
+def ways(ctx: Context, tree: Path, commit: str, url: str, prefix: str = "") -> list[Way]:
+    """The ignored files in the way of each nested checkout a move to commit's gitlinks
+    makes below tree (qola/ways.py), in repositories that are there already: asked before
+    anything moves, each gitlink's commit fetched first when missing (a fetch that fails
+    is left to update(), which reports it)."""
+    from qola import ways as found_ways
+
+    gitdir = gitfiles.git_dir(tree)
+    links = gitlinks(ctx.runner, tree, gitdir, commit, False) if gitdir is not None else None
+    found: list[Way] = []
+    urls: dict[str, str | None] | None = None
+    for link in links or ():
+        sub_tree = tree / link.path
+        sub_gitdir = gitfiles.git_dir(sub_tree)
+        if sub_gitdir is None:
+            continue  # an empty folder is populated; anything else update() refuses
+        path = prefix + link.path
+        head = gitfiles.read_head(sub_gitdir)[0] or head_sha(ctx.runner, sub_tree)
+        if urls is None:
+            urls = _urls(ctx, tree, commit, links or [], url)
+        sub_url = urls.get(link.name)
+        if head != link.sha or not gitfiles.has_index(sub_gitdir):
+            try:
+                if sub_url is not None:
+                    _obtain(ctx, sub_tree, link, path, sub_url, head is None
+                            or gitfiles.is_shallow(sub_gitdir), fresh=head is None)  # fmt: skip
+            except QolaError:
+                continue
+            if not has_checkout(ctx.runner, sub_tree, link.sha):
+                continue
+            way = found_ways.of(ctx.runner, sub_tree, link.sha, ctx.subject,
+                                f"{ctx.dep_path}/{path}", path)  # fmt: skip
+            found += [way] if way is not None else []
+        found += ways(ctx, sub_tree, link.sha, sub_url or modules.origin_url(sub_tree) or url,
+                      path + "/")  # fmt: skip
+    return found
+
+
+def _clear_way(ctx: Context, sub_tree: Path, link: Gitlink, path: str) -> None:
+    """At the nested checkout itself: its ignored files in the way, refused (exit 4) or,
+    with --force, kept and cleared (what ways() saw before, or one it could not see)."""
+    from qola import ways as found_ways
+
+    way = found_ways.of(ctx.runner, sub_tree, link.sha, ctx.subject, f"{ctx.dep_path}/{path}",
+                        path)  # fmt: skip
+    if way is None:
+        return
+    if not ctx.force:
+        shown = listed([safetext.path(p) for p in way.paths])
+        raise RefusedError(
+            ctx.subject,
+            f"ignored files of yours are in the way of its checkout, which would write over "
+            f"them: {shown}; nothing was changed in it",
+            f"save them ({found_ways.save_commands([way])[0].strip()}), or run qola with "
+            "--force to save them under refs/qola/backup/ and go on",
+        )
+    ctx.notes.extend(found_ways.keep_and_clear(ctx.runner, [way], ctx.subject))
 
 
 def remember(runner: Runner, tree: Path, sha: str, subject: str) -> None:
@@ -177,6 +237,7 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
         modules.remove_stale_locks(gitfiles.common_dir(sub_gitdir))
     _obtain(ctx, sub_tree, link, path, url, shallow=fresh or gitfiles.is_shallow(sub_gitdir),
             fresh=head is None)  # fmt: skip
+    _clear_way(ctx, sub_tree, link, path)
     if fresh and _nothing_of_anyones(ctx, sub_tree, path, half_made):
         _force_checkout(ctx, sub_tree, link.sha, path)
     else:

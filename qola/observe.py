@@ -21,6 +21,7 @@ from qola.patches import Series
 
 if TYPE_CHECKING:
     from qola.git import Runner
+    from qola.ways import Way
 
 _SHA_TEXT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _GITLINK = re.compile(r"^160000 commit ([0-9a-f]+)\t(.*)$", re.S)
@@ -140,9 +141,10 @@ class LocalWork:
     commits: list[tuple[str, Path, str]] = field(default_factory=list)  # (label, tree, SHA)
     no_index: set[str] = field(default_factory=set)  # labels of dirty trees with no index
     untracked: set[str] = field(default_factory=set)  # labels of trees with untracked files
+    ways: list[Way] = field(default_factory=list)  # ignored files in a checkout's way (ways.py)
 
     def __bool__(self) -> bool:
-        return bool(self.dirty or self.unsaved)
+        return bool(self.dirty or self.unsaved or self.ways)
 
 
 def override_dir(name: str) -> Path | None:
