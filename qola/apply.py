@@ -76,7 +76,8 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     if state.patched and target is None and state.head is not None:
         # The series' result is not remembered here. HEAD may be it all the same (qola's
         # memory lost): worked out in a scratch store, so a refusal below writes nothing.
-        found = _already_patched(runner, state.worktree, dep, state.series[""], state.head)
+        found = already_patched(runner, state.worktree, dep.commit, state.series[""],
+                                state.head, dep.name)  # fmt: skip
         target = found.head if found else None
         move_head = found is None
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
@@ -186,14 +187,15 @@ def _build(
     return applied.head
 
 
-def _already_patched(
-    runner: Runner, worktree: Path, dep: Dep, series: Series, head: str
+def already_patched(
+    runner: Runner, worktree: Path, base: str, series: Series, head: str, subject: str
 ) -> patches.Applied | None:
-    """The series as applied, when HEAD is exactly the pin plus the series; else None."""
-    found = patches.on_head(runner, worktree, dep.commit, head, len(series.patches))
+    """The series as applied, when HEAD is exactly base plus the series; else None.
+    Worked out in a scratch store: nothing is written in the repository."""
+    found = patches.on_head(runner, worktree, base, head, len(series.patches))
     if found is None or [name for _, name in found] != [p.name for p in series.patches]:
         return None
-    applied = patches.build(runner, worktree, dep.commit, series, dep.name, scratch=True)
+    applied = patches.build(runner, worktree, base, series, subject, scratch=True)
     return applied if applied.head == head else None
 
 
