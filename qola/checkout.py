@@ -102,6 +102,12 @@ def _already_there(manifest: Manifest, dep: Dep, result: Result) -> bool:
         result.failures[dep.name] = error
         return True
     if state.is_synced or state.overridden:
+        if state.own_refusal is not None:
+            console.warning(
+                f"{dep.name}: {state.worktree} is used as it is, but {state.own_refusal}; git in "
+                "the root still reaches it (qola verify runs git there), so no fast path "
+                "answers for this tree until it is put right or moved away"
+            )
         result.states[dep.name] = state
         return True
     return False

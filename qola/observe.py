@@ -11,7 +11,7 @@ import contextlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,6 +98,9 @@ class DepState:
     manifest_path: Path | None = None
     refusal: str | None = None  # why git would not take the folder's .git for a repository
     moving: bool = False  # a record of a move that no run has finished (recovery.py)
+    # Overridden: why the dependency's own folder in the project holds a repository qola
+    # would refuse (no fast path answers for it then).
+    own_refusal: str | None = None
 
     @property
     def is_repo(self) -> bool:
@@ -162,11 +165,37 @@ def observe(
     """
     override = override_dir(dep.name)
     if override is not None:
+        # The dependency's own folder stays in the project, where git in the root reaches
+        # it (and verify, which runs git there, refuses what qola refuses in it): looked at
+        # as without the override, what is read noted for a stamp.
+        own = own_folder_refusal(manifest, dep)
         # An override is used as it is: nothing in it changes the answer, and its
         # repository may be anywhere (the user named the folder).
         with stamp.paused(), gitfiles.chosen_by_user():
-            return _observe(manifest, dep, runner, write_cache, override)
+            state = _observe(manifest, dep, runner, write_cache, override)
+        return replace(state, own_refusal=own) if own is not None else state
     return _observe(manifest, dep, runner, write_cache, None)
+
+
+def own_folder_refusal(manifest: Manifest, dep: Dep) -> str | None:
+    """Why the dependency's own folder in the project (or, for a submodule of the root,
+    its git dir under the root's modules/) holds a repository qola would not take, with
+    or without an override; None when it holds none, or one qola takes. Files only."""
+    worktree = manifest.root / dep.path
+    gitdir, refusal = gitfiles.inspect(worktree)
+    if refusal is not None:
+        return f"{dep.path} is not a repository git accepts ({refusal})"
+    if dep.submodule_name is not None:
+        found = gitfiles.modules_dir_problem(manifest.root, dep.submodule_name)
+        if found is not None:
+            return found
+    if gitdir is None or not dep.submodules:
+        return None
+    head, _ = gitfiles.read_head(gitdir)
+    subs = submodule_states(None, worktree, gitdir, head, False) if head is not None else None
+    for sub in (s for top in subs or () for s in top.walk() if s.refusal is not None):
+        return f"{dep.path}/{sub.path} is not a repository git accepts ({sub.refusal})"
+    return None
 
 
 def _observe(
