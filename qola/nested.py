@@ -295,8 +295,10 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
                    subject=ctx.subject)  # fmt: skip
         fresh = True
     # The commit first, into the repository alone: until the folder is connected to it,
-    # git (`submodule status`: -) and qola see the submodule as not checked out.
-    if not has_checkout(runner, gitdir, link.sha):
+    # git (`submodule status`: -) and qola see the submodule as not checked out. One
+    # fetched a moment ago (prefetch) is whole: git's fetch checked that it is connected.
+    fetched = path in ctx.prefetched and ctx.prefetched[path] is None
+    if not fetched and not has_checkout(runner, gitdir, link.sha):
         failed = ctx.prefetched.get(path)
         if failed is not None:
             raise failed  # tried a moment ago, while the parent was checked out
