@@ -20,7 +20,7 @@ from qola.manifest import Dep, Manifest
 from qola.observe import DepState, SubmoduleState, observe
 from qola.plan import Options, make_plan
 from qola.recovery import end as end_move
-from qola.recovery import repair
+from qola.recovery import finish_broken_pin, repair
 from qola.recovery import unfinished as unfinished_move
 
 if TYPE_CHECKING:
@@ -238,7 +238,13 @@ def _work_on(
         # The cache is written only for commits qola itself put in place (below),
         # so a refused checkout leaves the disk exactly as it was.
         state = observe(manifest, dep, runner)
-        plan = make_plan(state)
+        plan = make_plan(state)  # a folder git would refuse is refused before git runs there
+        finished = finish_broken_pin(runner, state.worktree, dep, options.offline)
+        if finished:
+            for note in finished:
+                progress(f"{dep.name}: {note}")
+            state = observe(manifest, dep, runner)
+            plan = make_plan(state)
         if not plan.is_noop:
             progress(plan.describe())
         try:

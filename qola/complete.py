@@ -10,8 +10,10 @@ object alone (queries.has_checkout), and after each checkout it makes checks
 that such a failure cannot pass (`check`):
 
 - git said nothing on stderr that starts with `error:` or `fatal:`;
-- `git status` can read HEAD's tree, and the index is HEAD's tree (nothing staged);
-- no tracked file is missing from the work tree.
+- git can read HEAD's tree, and the index is HEAD's tree (`diff-index --cached`);
+- no tracked file is missing from the work tree (`ls-files --deleted`).
+
+None of them reads a file's content, so no filter of the user's runs for them.
 
 A file that merely differs from the index is not taken for a failure there (a
 file written with other line endings, two paths that differ in case only on a
@@ -52,27 +54,21 @@ def listed(paths: list[str], shown: int = SHOWN) -> str:
 
 def problems(runner: Runner, tree: Path, subject: str) -> list[str] | None:
     """What keeps the checkout in tree from being HEAD's, as git sees it (an empty list:
-    nothing); None when git cannot even read HEAD's tree."""
-    out = runner.run(tree, "--no-optional-locks", "status", "--porcelain=v2", "-z",
-                     "--untracked-files=no", "--ignore-submodules=all", "--no-renames",
-                     check=False, subject=subject)  # fmt: skip
-    if out.status != 0:
+    nothing); None when git cannot even read HEAD's tree. Reads the index, HEAD's trees
+    and each file's lstat only: no file's content, so no filter runs."""
+    staged = runner.run(tree, "diff-index", "--cached", "--name-only", "-z", "--no-renames",
+                        "--end-of-options", "HEAD", "--", check=False,
+                        subject=subject)  # fmt: skip
+    if staged.status != 0:
         return None
-    staged, missing = [], []
-    for record in out.stdout.split("\0"):
-        fields = record.split(" ", 8)
-        if record.startswith("u "):
-            staged.append(record.split(" ", 10)[-1])
-        elif record.startswith("1 ") and len(fields) == 9:
-            if fields[1][0] != ".":
-                staged.append(fields[8])
-            elif fields[1][1] == "D":
-                missing.append(fields[8])
+    deleted = runner.run(tree, "ls-files", "-z", "--deleted", check=False, subject=subject)
+    missing = [path for path in deleted.stdout.split("\0") if path]
+    differing = [path for path in staged.stdout.split("\0") if path]
     found = []
     if missing:
         found.append(f"{count(len(missing), 'tracked file')} missing ({listed(missing)})")
-    if staged:
-        found.append(f"the index differs from HEAD at {listed(staged)}")
+    if differing:
+        found.append(f"the index differs from HEAD at {listed(differing)}")
     return found
 
 
@@ -116,9 +112,8 @@ def _wrote_some(runner: Runner, tree: Path, sha: str, subject: str) -> bool:
 
 
 def _changed(runner: Runner, tree: Path, subject: str) -> bool:
-    out = runner.run(tree, "--no-optional-locks", "status", "--porcelain", "-z",
-                     "--untracked-files=no", "--ignore-submodules=all", check=False,
-                     subject=subject)  # fmt: skip
+    out = runner.run(tree, "diff-files", "--name-only", "-z", "--ignore-submodules=all",
+                     check=False, subject=subject)  # fmt: skip
     return out.status != 0 or bool(out.stdout.strip("\0"))
 
 
@@ -144,14 +139,16 @@ def check(
 
 
 def finish(
-    runner: Runner, tree: Path, head: str, subject: str, fetch: Callable[[], None]
-) -> list[str]:
+    runner: Runner, tree: Path, head: str, subject: str, fetch: Callable[[], None],
+    clear: Callable[[], list[str]] = lambda: [],
+) -> list[str]:  # fmt: skip
     """Complete a checkout of head that git left unfinished in tree; returns notes.
 
     The objects first (fetch() when head's are not all present); then, when the index
     is not head's tree (git moved HEAD but could not read the tree), a two-way
     `read-tree -m -u` from the index's tree to head, which moves the files as checkout
-    would and refuses to write over anything changed; then every tracked file that is
+    would and refuses to write over anything changed (clear() first keeps and clears
+    what is in its way); then every tracked file that is
     missing is written from the index (`checkout-index` writes no file that exists).
     """
     from qola.queries import has_checkout
@@ -162,6 +159,7 @@ def finish(
         notes.append(f"fetched what {head[:12]} was missing")
     found = problems(runner, tree, subject)
     if found is None or any(part.startswith("the index") for part in found):
+        notes.extend(clear())
         tree_sha = runner.run(tree, "write-tree", subject=subject).stdout.strip()
         runner.run(tree, "read-tree", "-m", "-u", "--end-of-options", tree_sha, head,
                    subject=subject)  # fmt: skip

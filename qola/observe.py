@@ -180,21 +180,13 @@ def observe(
 def own_folder_refusal(manifest: Manifest, dep: Dep) -> str | None:
     """Why the dependency's own folder in the project (or, for a submodule of the root,
     its git dir under the root's modules/) holds a repository qola would not take, with
-    or without an override; None when it holds none, or one qola takes. Files only."""
-    worktree = manifest.root / dep.path
-    gitdir, refusal = gitfiles.inspect(worktree)
+    or without an override; None when it holds none, or one qola takes. Files only, and
+    not its HEAD's branch or commit: what the override stands for."""
+    _, refusal = gitfiles.inspect(manifest.root / dep.path)
     if refusal is not None:
         return f"{dep.path} is not a repository git accepts ({refusal})"
     if dep.submodule_name is not None:
-        found = gitfiles.modules_dir_problem(manifest.root, dep.submodule_name)
-        if found is not None:
-            return found
-    if gitdir is None or not dep.submodules:
-        return None
-    head, _ = gitfiles.read_head(gitdir)
-    subs = submodule_states(None, worktree, gitdir, head, False) if head is not None else None
-    for sub in (s for top in subs or () for s in top.walk() if s.refusal is not None):
-        return f"{dep.path}/{sub.path} is not a repository git accepts ({sub.refusal})"
+        return gitfiles.modules_dir_problem(manifest.root, dep.submodule_name)
     return None
 
 

@@ -53,7 +53,6 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
@@ -129,7 +128,7 @@ def repair(runner: Runner, worktree: Path, dep: Dep, offline: bool = False) -> l
     marker = store.moving_marker(gitdir)
     fetch = lambda: _fetch_pin(runner, worktree, dep, offline)  # noqa: E731
     if not os.path.lexists(marker):
-        return _finish_broken_pin(runner, worktree, gitdir, dep, fetch)
+        return []
     started, moved_from, moved_to, left_unfinished = _record(marker, gitdir, worktree)
     notes = [f"an earlier run did not finish moving {dep.path}; finishing its work"]
     for lock in _stale_locks(gitfiles.common_dir(gitdir), started - _CLOCK_SLACK):
@@ -143,7 +142,10 @@ def repair(runner: Runner, worktree: Path, dep: Dep, offline: bool = False) -> l
         # and reset too, once every object is there.
         whole = not left_unfinished and has_checkout(runner, worktree, moved_to)
         if not whole:
-            notes.extend(complete.finish(runner, worktree, moved_to, dep.name, fetch))
+            notes.extend(complete.finish(
+                runner, worktree, moved_to, dep.name, fetch,
+                lambda: _clear_the_way(runner, worktree, moved_to, dep),
+            ))  # fmt: skip
         repos = _repositories(runner, worktree)
         notes.extend(_save_and_reset(runner, repos if left_unfinished else repos[1:], dep))
         notes.extend(_clear_nested_ways(runner, worktree, dep))
@@ -204,21 +206,23 @@ def _clear_nested_ways(runner: Runner, tree: Path, dep: Dep, prefix: str = "") -
     return notes
 
 
-def _finish_broken_pin(
-    runner: Runner, worktree: Path, gitdir: Path, dep: Dep, fetch: Callable[[], None]
-) -> list[str]:
+def finish_broken_pin(runner: Runner, worktree: Path, dep: Dep, offline: bool) -> list[str]:
     """With no record of a move: a HEAD at the pin whose tree is not in the object store
     (git 2.39 moves HEAD there when a cut fetch left the commit alone, and every git
-    command then fails on "bad tree object HEAD") is finished as an unfinished move is."""
-    head = gitfiles.read_head(gitdir)[0]
+    command then fails on "bad tree object HEAD") is finished as an unfinished move is;
+    returns notes (none: nothing to finish)."""
+    gitdir = gitfiles.git_dir(worktree)
+    head = gitfiles.read_head(gitdir)[0] if gitdir is not None else None
     if head != dep.commit:
         return []
+    fetch = lambda: _fetch_pin(runner, worktree, dep, offline)  # noqa: E731
     out = runner.run(worktree, "cat-file", "-e", "--end-of-options", f"{head}^{{tree}}",
                      check=False)  # fmt: skip
     if out.status == 0:
         return []
     notes = [f"{dep.path} is at {head[:12]}, but its tree is not in the object store"]
-    return notes + complete.finish(runner, worktree, head, dep.name, fetch)
+    clear = lambda: _clear_the_way(runner, worktree, head, dep)  # noqa: E731
+    return notes + complete.finish(runner, worktree, head, dep.name, fetch, clear)
 
 
 def _fetch_pin(runner: Runner, worktree: Path, dep: Dep, offline: bool) -> None:
