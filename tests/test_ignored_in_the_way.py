@@ -308,3 +308,31 @@ def test_a_kill_before_the_checkout_keeps_the_ignored_files_for_the_repair(
     assert (p.dep / "config.h").read_text() == "#define UPSTREAM 1\n"
     restore_by_the_printed_command(res.stderr, p.dep)
     assert_mine(p.dep)
+
+
+def test_a_nested_repository_with_no_commit_yet_keeps_an_ignored_file_there(
+    pinned_by_qola, run_qola
+):
+    """The first checkout into a nested folder that already holds files: its repository
+    has no commit (HEAD unborn, no index) and an ignored file of the user's at a path the
+    gitlink tracks. git's plain checkout writes over it; qola refuses (exit 4)."""
+    nested = pinned_by_qola.nested
+    gitdir = Path(git(nested, "rev-parse", "--absolute-git-dir"))
+    git(nested, "symbolic-ref", "HEAD", "refs/heads/unborn")
+    (gitdir / "index").unlink()
+    for child in nested.iterdir():
+        if child.name != ".git":
+            child.unlink()
+    (gitdir / "info").mkdir(exist_ok=True)
+    (gitdir / "info" / "exclude").write_text("nested.txt\n")
+    (nested / "nested.txt").write_bytes(MINE["config.h"])
+    res = run_qola("checkout", "-m", str(pinned_by_qola.manifest))
+    assert res.exit_code == 4, res.stderr
+    assert "  in the way: 3rdparty/lib/extern/nested/nested.txt (ignored: checking out " in (
+        res.stderr
+    )
+    assert (nested / "nested.txt").read_bytes() == MINE["config.h"]
+    forced = run_qola("checkout", "--force", "-m", str(pinned_by_qola.manifest))
+    assert forced.exit_code == 0, forced.stderr
+    restore_by_the_printed_command(forced.stderr, nested)
+    assert (nested / "nested.txt").read_bytes() == MINE["config.h"]
