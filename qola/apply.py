@@ -129,22 +129,31 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         _initialise_in_root(runner, state.worktree, dep, outcome)
     if plan.update_submodules:
         head = target if move_head and target else state.head
-        # Which nested submodules are where they belong, patches included, is known for
-        # HEAD's gitlinks: after a move the new commit's gitlinks decide.
-        at_target = frozenset(
-            s.path for top in state.submodules or () for s in top.walk()
-            if s.at_target and not s.half_made and not move_head
-        )  # fmt: skip
         if head is not None:
-            ctx = _nested_context(runner, dep, options, at_target)
-            if not move_head:  # (a move has looked already, before the dependency moved)
-                in_way = nested.ways(ctx, state.worktree, head, _url(state.worktree, dep))
-                _clear_ways(runner, dep, in_way, options, outcome)
-            _update_nested(runner, state.worktree, dep, head, outcome, ctx)
+            _nested_at(runner, state, head, move_head, options, outcome)
     if plan.update_submodules or move_head:
         _patch_nested(runner, state.worktree, dep, state.series, outcome)
     recovery.end(state.worktree)
     return outcome
+
+
+def _nested_at(
+    runner: Runner, state: DepState, head: str, moved: bool, options: Options, outcome: Outcome
+) -> None:
+    """Bring the nested submodules to head's gitlinks (moved: the dependency has just been
+    checked out at head, having looked at what is in their way already)."""
+    dep = state.dep
+    # Which nested submodules are where they belong, patches included, is known for
+    # HEAD's gitlinks: after a move the new commit's gitlinks decide.
+    at_target = frozenset(
+        s.path for top in state.submodules or () for s in top.walk()
+        if s.at_target and not s.half_made and not moved
+    )  # fmt: skip
+    ctx = _nested_context(runner, dep, options, at_target)
+    if not moved:
+        in_way = nested.ways(ctx, state.worktree, head, _url(state.worktree, dep))
+        _clear_ways(runner, dep, in_way, options, outcome)
+    _update_nested(runner, state.worktree, dep, head, outcome, ctx)
 
 
 def _own_way(runner: Runner, state: DepState, target: str) -> list[ways.Way]:
