@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import threading
 from collections.abc import Mapping
@@ -13,6 +12,7 @@ from pathlib import Path
 from qola import (
     cache,
     cmake_env,
+    complete,
     console,
     fetching,
     gitfiles,
@@ -21,13 +21,14 @@ from qola import (
     nested,
     patches,
     recovery,
-    safetext,
     store,
+    ways,
 )
-from qola.errors import GitError, RefusedError, UsageError
-from qola.git import Runner, check_writable
+from qola.errors import GitError, UsageError
+from qola.git import Runner
 from qola.manifest import Dep
 from qola.observe import (
+    DepState,
     LocalWork,
     gitlinks,
     observe_local_work,
@@ -36,11 +37,10 @@ from qola.observe import (
 from qola.patches import Series
 from qola.plan import Options, Plan
 from qola.plural import count
-from qola.queries import has_commit, head_sha
+from qola.protect import back_up
+from qola.protect import refusal as refusal  # batch.py and others import it from here
+from qola.queries import has_checkout
 
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-# Writing the files dominates a large checkout: let git use every core for it.
-_PARALLEL = ("-c", "checkout.workers=0")
 # Creating a clone's parent folders and removing them after a failed clone take turns
 # (--jobs threads): a failed clone never removes the folder another clone is starting in.
 _FOLDERS = threading.Lock()
@@ -76,10 +76,14 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     if state.patched and target is None and state.head is not None:
         # The series' result is not remembered here. HEAD may be it all the same (qola's
         # memory lost): worked out in a scratch store, so a refusal below writes nothing.
-        found = _already_patched(runner, state.worktree, dep, state.series[""], state.head)
+        found = already_patched(runner, state.worktree, dep.commit, state.series[""],
+                                state.head, dep.name)  # fmt: skip
         target = found.head if found else None
         move_head = found is None
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
+    if move_head and target is not None and has_checkout(runner, state.worktree, target):
+        # Known before anything is fetched: named with the rest of the local work.
+        work.ways += _own_way(runner, state, target)
     if work and not options.force:
         raise refusal(dep, work)
     if move_head:
@@ -87,8 +91,8 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     # From here on a kill leaves a move to finish (recovery.py): recorded before --force's
     # save and reset, the first step that can leave git state behind.
     recovery.begin(state.worktree, state.head, target if move_head else state.head)
-    if work:
-        outcome.notes.extend(_back_up(runner, plan, work))
+    if work.dirty or work.unsaved:
+        outcome.notes.extend(back_up(runner, plan, work))
     if found is not None and state.gitdir is not None:
         patches.remember(state.gitdir, state.series[""], found)
     # git itself never gets --force: --force's saved work has been reset above, and
@@ -101,6 +105,10 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         if target is None:
             target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
             recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
+        ctx = _nested_context(runner, dep, options)
+        nested_ways = nested.ways(ctx, state.worktree, target, _url(runner, state.worktree, dep))
+        _clear_ways(runner, dep, [*_own_way(runner, state, target), *nested_ways], options,
+                    outcome)  # fmt: skip
         # Still without an index (--force gave one to a half-made tree it saved work
         # of): nothing in it differs from HEAD but missing files (observe_local_work).
         half_made = state.gitdir is not None and not gitfiles.has_index(state.gitdir)
@@ -108,8 +116,8 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         if half_made:
             outcome.notes.append(f"{dep.path} never finished its first checkout: finishing it")
         console.step("checking out", target[:12])
-        _run(runner, state.worktree, dep, *_PARALLEL, "checkout", "-q", *forced, "--detach", target,
-             progress=True)  # fmt: skip
+        complete.checkout(runner, state.worktree, target, dep.name, dep.path, *complete.PARALLEL,
+                          "checkout", "-q", *forced, "--detach", target, progress=True)  # fmt: skip
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         nested.remember(runner, state.worktree, target, dep.name)
         # The line it ends names the pin already (`lib 3rdparty/lib d32b0cb62ecc ...`).
@@ -121,19 +129,53 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         _initialise_in_root(runner, state.worktree, dep, outcome)
     if plan.update_submodules:
         head = target if move_head and target else state.head
-        # Which nested submodules are where they belong, patches included, is known for
-        # HEAD's gitlinks: after a move the new commit's gitlinks decide.
-        at_target = frozenset(
-            s.path for top in state.submodules or () for s in top.walk()
-            if s.at_target and not s.half_made and not move_head
-        )  # fmt: skip
         if head is not None:
-            ctx = _nested_context(runner, dep, options, at_target)
-            _update_nested(runner, state.worktree, dep, head, outcome, ctx)
+            _nested_at(runner, state, head, move_head, options, outcome)
     if plan.update_submodules or move_head:
         _patch_nested(runner, state.worktree, dep, state.series, outcome)
     recovery.end(state.worktree)
     return outcome
+
+
+def _nested_at(
+    runner: Runner, state: DepState, head: str, moved: bool, options: Options, outcome: Outcome
+) -> None:
+    """Bring the nested submodules to head's gitlinks (moved: the dependency has just been
+    checked out at head, having looked at what is in their way already)."""
+    dep = state.dep
+    # Which nested submodules are where they belong, patches included, is known for
+    # HEAD's gitlinks: after a move the new commit's gitlinks decide.
+    at_target = frozenset(
+        s.path for top in state.submodules or () for s in top.walk()
+        if s.at_target and not s.half_made and not moved
+    )  # fmt: skip
+    ctx = _nested_context(runner, dep, options, at_target)
+    if not moved:
+        in_way = nested.ways(ctx, state.worktree, head, _url(runner, state.worktree, dep))
+        _clear_ways(runner, dep, in_way, options, outcome)
+    _update_nested(runner, state.worktree, dep, head, outcome, ctx)
+
+
+def _own_way(runner: Runner, state: DepState, target: str) -> list[ways.Way]:
+    """The ignored files in the way of the dependency's own checkout of target."""
+    found = ways.of(runner, state.worktree, target, state.dep.name, state.dep.path)
+    return [found] if found is not None else []
+
+
+def _clear_ways(
+    runner: Runner, dep: Dep, found: list[ways.Way], options: Options, outcome: Outcome
+) -> None:
+    """Refuse (exit 4) over ignored files in a checkout's way; --force keeps, then clears."""
+    if not found:
+        return
+    if not options.force:
+        raise refusal(dep, LocalWork(ways=found))
+    outcome.notes.extend(ways.keep_and_clear(runner, found, dep.name))
+
+
+def _url(runner: Runner, worktree: Path, dep: Dep) -> str:
+    """Where the dependency came from: relative nested URLs resolve against it."""
+    return modules.origin_url(worktree, runner) or dep.url
 
 
 def _build(
@@ -154,14 +196,15 @@ def _build(
     return applied.head
 
 
-def _already_patched(
-    runner: Runner, worktree: Path, dep: Dep, series: Series, head: str
+def already_patched(
+    runner: Runner, worktree: Path, base: str, series: Series, head: str, subject: str
 ) -> patches.Applied | None:
-    """The series as applied, when HEAD is exactly the pin plus the series; else None."""
-    found = patches.on_head(runner, worktree, dep.commit, head, len(series.patches))
+    """The series as applied, when HEAD is exactly base plus the series; else None.
+    Worked out in a scratch store: nothing is written in the repository."""
+    found = patches.on_head(runner, worktree, base, head, len(series.patches))
     if found is None or [name for _, name in found] != [p.name for p in series.patches]:
         return None
-    applied = patches.build(runner, worktree, dep.commit, series, dep.name, scratch=True)
+    applied = patches.build(runner, worktree, base, series, subject, scratch=True)
     return applied if applied.head == head else None
 
 
@@ -196,7 +239,8 @@ def _patch_nested(
         tree = worktree / one.repo
         target = _build(runner, tree, dep, one, sub.expected, outcome)
         if sub.head != target:
-            _run(runner, tree, dep, "checkout", "-q", "--detach", target)
+            complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{one.repo}",
+                              "checkout", "-q", "--detach", target)  # fmt: skip
         nested.remember(runner, tree, target, dep.name)
 
 
@@ -240,7 +284,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     target = plan.state.worktree
     gitdir = _root_modules_dir(runner, plan)
     reuse = gitdir is not None and modules.is_valid_gitdir(gitdir)
-    present = reuse and gitdir is not None and has_commit(runner, gitdir, dep.commit)
+    present = reuse and gitdir is not None and has_checkout(runner, gitdir, dep.commit)
     if options.offline and options.cache is None and not present:
         raise GitError(
             dep.name,
@@ -269,10 +313,10 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         fresh = _make_repository(runner, temp, gitdir, reuse, dep, outcome)
         if present:
             outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
-        elif mirror is not None and not has_commit(runner, temp, dep.commit):
+        elif mirror is not None and not has_checkout(runner, temp, dep.commit):
             cache.borrow(gitfiles.common_dir(_git_dir(temp)), mirror)
             outcome.notes.append(f"borrowed the objects of {mirror}")
-        elif not has_commit(runner, temp, dep.commit):
+        elif not has_checkout(runner, temp, dep.commit):
             shallow = fresh or gitfiles.is_shallow(_git_dir(temp))
             outcome.notes.append(_fetch(runner, temp, dep, shallow))
             outcome.did.append("fetched")
@@ -286,8 +330,8 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
             # -f: temp is qola's own folder, and a reused repository's last checkout (its
             # index, removed) says nothing about it.
             console.step("checking out", head[:12])
-            _run(runner, temp, dep, *_PARALLEL, "checkout", "-q", "-f", "--detach", head,
-                 progress=True)  # fmt: skip
+            complete.checkout(runner, temp, head, dep.name, dep.path, *complete.PARALLEL,
+                              "checkout", "-q", "-f", "--detach", head, progress=True)  # fmt: skip
         finally:
             if ahead is not None:
                 ahead.join()
@@ -369,7 +413,8 @@ def _nested_context(
     runner: Runner, dep: Dep, options: Options, at_target: frozenset[str] = frozenset()
 ) -> nested.Context:
     return nested.Context(
-        runner, dep.name, dep.path, options.offline, options.cache, at_target=at_target
+        runner, dep.name, dep.path, options.offline, options.cache, at_target=at_target,
+        force=options.force,
     )
 
 
@@ -378,7 +423,7 @@ def _update_nested(
 ) -> None:
     """Bring the nested submodules to the gitlinks head records (nested.py)."""
     try:
-        nested.update(ctx, worktree, head, modules.origin_url(worktree, runner) or dep.url)
+        nested.update(ctx, worktree, head, _url(runner, worktree, dep))
     finally:
         outcome.notes.extend(ctx.notes)
         if ctx.brought:
@@ -408,7 +453,7 @@ def _remove_abandoned_clones(target: Path) -> None:
 def _ensure_commit(
     runner: Runner, worktree: Path, dep: Dep, options: Options, outcome: Outcome
 ) -> None:
-    if has_commit(runner, worktree, dep.commit):
+    if has_checkout(runner, worktree, dep.commit):
         outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
         return
     gitdir = gitfiles.git_dir(worktree)
@@ -426,7 +471,7 @@ def _ensure_commit(
 
 def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -> None:
     """With --offline, stop (before anything moves) when the pin would have to be fetched."""
-    if not options.offline or has_commit(runner, worktree, dep.commit):
+    if not options.offline or has_checkout(runner, worktree, dep.commit):
         return
     gitdir = gitfiles.git_dir(worktree)
     if options.cache is not None and gitdir is not None:
@@ -450,98 +495,3 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool) -> str:
     source = fetching.Source(dep.name, dep.url, dep.track, hint_track=where)
     console.step("fetching", f"{dep.commit[:12]}{' (depth 1)' if shallow else ''}")
     return fetching.fetch_commit(runner, worktree, source, dep.commit, shallow)
-
-
-def refusal(dep: Dep, work: LocalWork) -> RefusedError:
-    """Exit 4: what would be lost, and the commands that save it."""
-    lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
-    lines += [f"  uncommitted: {item}" for item in work.dirty]
-    lines += [f"  commit on no branch: {item}" for item in work.unsaved]
-    lines.append("nothing was changed; to keep that work, save it first:")
-    for label, tree in work.dirty_trees.items():
-        where, shown = safetext.shell_word(str(tree)), safetext.line(label)
-        if label in work.no_index:
-            # stash works from the index: without one it would see every file as new.
-            lines.append(f"  git -C {where} reset -q  # {shown} has no index: one from HEAD, "
-                         "the files left as they are")  # fmt: skip
-        untracked = " -u" if label in work.untracked else ""
-        lines.append(
-            f"  git -C {where} stash push{untracked} -m 'before qola'  # the changes in {shown}"
-        )
-    newest: dict[str, tuple[Path, str]] = {}
-    for label, tree, sha in work.commits:
-        newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
-    for label, (tree, sha) in newest.items():
-        where, label = safetext.shell_word(str(tree)), safetext.line(label)
-        lines.append(f"  git -C {where} branch keep-{sha[:7]} {sha}  # the commits in {label}")
-    backups = store.backup_prefix(dep.name)
-    if cmake_env.binary_dir() is None:
-        hint = f"then run qola again; or run it with --force to save all of it under {backups} "
-        hint += "and go on"
-    else:
-        hint = (
-            f"then configure again; or let qola save all of it under {backups} and go on, "
-            f"once:\n    {cmake_env.rerun('--force')}\nor on every configure: "
-            f"{cmake_env.reconfigure('-DQOLA_FORCE=ON')} (it stays in the cache until set OFF)"
-        )
-    return RefusedError(dep.name, "\n".join(lines), hint)
-
-
-def _back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
-    """Save the work that moving would lose under refs/qola/backup/, then clear it for git.
-
-    Every repository is saved before any is reset, the deepest first: nothing is reset
-    while a repository below it still holds work that is not saved.
-    """
-    dep = plan.state.dep
-    notes = []
-    nested = [s.path for top in plan.state.submodules or () for s in top.walk() if s.head]
-    moving = [sub for sub in nested if plan.move_head or _overlaps_any(sub, plan.moving_submodules)]
-    repos = [("", plan.state.worktree)] if plan.move_head else []
-    repos += [(sub, plan.state.worktree / sub) for sub in moving]
-    for _, tree in repos:  # a repository git must not write in stops the step before any
-        if gitfiles.git_dir(tree) is not None:  # other is touched (stash refreshes indexes)
-            check_writable(tree, dep.name, "stash create, update-ref, reset --hard")
-    saved_trees = []
-    for sub, tree in reversed(repos):  # parents come before their nested submodules
-        if gitfiles.git_dir(tree) is None:
-            continue
-        ref = store.backup_ref(dep.name, sub)
-        label = f"{dep.path}/{sub}" if sub else dep.path
-        if label in work.no_index:
-            # stash works from the index: first one made from HEAD, the files left alone.
-            runner.run(tree, "reset", "-q", subject=dep.name)
-        stash = runner.run(tree, "stash", "create", check=False)
-        saved = stash.stdout.strip()
-        # An error says something (a merge in progress: "needs merge"). Silence with no
-        # commit means nothing to save; nothing is reset then, and git (never forced)
-        # refuses to move over anything left.
-        if stash.stderr.strip() or (saved and not _SHA.match(saved)):
-            raise RefusedError(
-                dep.name,
-                f"cannot save the uncommitted changes of {label} "
-                f"(git stash create: {(stash.stderr or stash.stdout).strip()}); nothing was moved",
-                f"resolve it by hand in {tree}",
-            )
-        head = head_sha(runner, tree)
-        if saved:
-            recovery.save(runner, tree, ref, saved, dep.name)
-            saved_trees.append(tree)
-            notes.append(
-                f"saved uncommitted changes of {label} as {ref}; "
-                f"restore with: git -C {tree} stash apply {ref}"
-            )
-        elif head and any(item.startswith(label + ": ") for item in work.unsaved):
-            recovery.save(runner, tree, ref, head, dep.name)
-            notes.append(
-                f"saved the commits of {label} as {ref}; "
-                f"restore with: git -C {tree} switch -c rescued {ref}"
-            )
-    for tree in saved_trees:
-        # Saved: now the tracked changes may go, so that git can move the tree.
-        runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
-    return notes[::-1]  # in the order of the tree, the dependency first
-
-
-def _overlaps_any(path: str, others: tuple[str, ...]) -> bool:
-    return any(path == o or path.startswith(o + "/") or o.startswith(path + "/") for o in others)

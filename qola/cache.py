@@ -21,7 +21,7 @@ from pathlib import Path
 from qola import cmake_env, store
 from qola.errors import GitError
 from qola.git import Runner, command_error
-from qola.queries import has_commit
+from qola.queries import has_checkout
 
 _BRANCHES_AND_TAGS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 
@@ -36,7 +36,7 @@ def ensure(runner: Runner, cache: Path, subject: str, url: str, commit: str, off
     with _locked(store.mirror_lock(mirror)):
         if not (mirror / "HEAD").is_file():
             _create(runner, mirror, subject)
-        if has_commit(runner, mirror, commit):
+        if has_checkout(runner, mirror, commit):
             return mirror
         if offline:
             raise GitError(
@@ -88,7 +88,7 @@ def _fetch(runner: Runner, mirror: Path, subject: str, url: str, commit: str) ->
     out = runner.run(mirror, *args, check=False, network=True, progress=True)
     if out.status != 0:
         raise command_error(subject, args, out)
-    if has_commit(runner, mirror, commit):
+    if has_checkout(runner, mirror, commit):
         runner.run(mirror, "update-ref", store.pin_ref(commit), commit, subject=subject)
         return
     # A pin on no branch or tag: ask for it by SHA.

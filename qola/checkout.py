@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import console, modules
+from qola.complete import IncompleteError
 from qola.errors import EXIT_MISMATCH, GitError, MismatchError, QolaError
 from qola.git import Runner
 from qola.lock import DEFAULT_TIMEOUT, root_lock
@@ -19,7 +20,8 @@ from qola.manifest import Dep, Manifest
 from qola.observe import DepState, SubmoduleState, observe
 from qola.plan import Options, make_plan
 from qola.recovery import end as end_move
-from qola.recovery import repair
+from qola.recovery import finish_broken_pin, repair
+from qola.recovery import unfinished as unfinished_move
 
 if TYPE_CHECKING:
     from qola.apply import Outcome
@@ -100,6 +102,12 @@ def _already_there(manifest: Manifest, dep: Dep, result: Result) -> bool:
         result.failures[dep.name] = error
         return True
     if state.is_synced or state.overridden:
+        if state.own_refusal is not None:
+            console.warning(
+                f"{dep.name}: {state.worktree} is used as it is, but {state.own_refusal}; git in "
+                "the root still reaches it (qola verify runs git there), so no fast path "
+                "answers for this tree until it is put right or moved away"
+            )
         result.states[dep.name] = state
         return True
     return False
@@ -108,27 +116,85 @@ def _already_there(manifest: Manifest, dep: Dep, result: Result) -> bool:
 def _uninitialised_on_read_only(
     manifest: Manifest, dep: Dep, runner: Runner, result: Result
 ) -> bool:
-    """True (recorded, with a warning) when dep lacks nothing but its initialisation in the
-    root's config, and that config is on a read-only file system: the files are what the
-    manifest pins, which is what a build of a read-only tree (a container's read-only
-    mount of the sources) needs. git reads only; the lock is not needed to read."""
-    config = modules.config_file(manifest.root)
-    if config is None or not _read_only(config.parent):
+    """True (recorded, with a warning) when dep is at its pins as git reads it, but lacks
+    what only a write would record, and the tree is on a read-only file system (a
+    container's read-only mount of the sources): its initialisation in the root's config,
+    or qola's record of a patch series' result, which verify works out again without
+    writing and which checkout now works out the same way. git reads only; the lock is
+    not needed to read."""
+    from qola.lock import lock_path
+
+    folder = lock_path(manifest.root).parent
+    if not _read_only(folder):
         return False
     try:
         state = observe(manifest, dep, runner)
+        found = _series_worked_out(runner, state)
     except QolaError:
         return False  # the full path reports it
-    if state.initialised or not dataclasses.replace(state, initialised=True).is_synced:
+    if found is None or not dataclasses.replace(found, initialised=True).is_synced:
         return False
-    console.warning(
-        f"{dep.name}: {dep.path} is at its pin, but the root's config does not initialise it "
-        f"(git submodule status shows -), and {config} is on a read-only file system: left "
-        f"as it is; where the tree is writable, `git submodule init -- {dep.path}` or "
-        "qola checkout initialises it"
-    )
-    result.states[dep.name] = state
+    config = modules.config_file(manifest.root)
+    if not found.initialised:
+        console.warning(
+            f"{dep.name}: {dep.path} is at its pin, but the root's config does not initialise "
+            f"it (git submodule status shows -), and {config} is on a read-only file system: "
+            f"left as it is; where the tree is writable, `git submodule init -- {dep.path}` "
+            "or qola checkout initialises it"
+        )
+    if found is not state:  # a series' result, worked out again
+        console.warning(
+            f"{dep.name}: {dep.path} is at its pin and its patch series (worked out again: "
+            f"qola's record of the series' result is missing), and {folder} is on a "
+            "read-only file system: left as it is; where the tree is writable, qola checkout "
+            "records it"
+        )
+    result.states[dep.name] = found
     return True
+
+
+def _series_worked_out(runner: Runner, state: DepState) -> DepState | None:
+    """state with the result of each patch series that qola has no record of worked out
+    (in a scratch store: nothing is written), where HEAD is exactly pin + series; None when
+    a series is applied on no HEAD there."""
+    from qola.apply import already_patched
+
+    if not state.is_repo or state.head is None:
+        return None
+    found = state
+    if state.patched and state.target is None:
+        applied = already_patched(runner, state.worktree, state.dep.commit, state.series[""],
+                                  state.head, state.dep.name)  # fmt: skip
+        if applied is None:
+            return None
+        found = dataclasses.replace(found, target=applied.head)
+    subs = found.submodules
+    if subs is not None and any(s.patched and s.target is None for t in subs for s in t.walk()):
+        worked = tuple(_sub_worked_out(runner, state, sub) for sub in subs)
+        if any(sub is None for sub in worked):
+            return None
+        found = dataclasses.replace(found, submodules=tuple(s for s in worked if s is not None))
+    return found
+
+
+def _sub_worked_out(runner: Runner, state: DepState, sub: SubmoduleState) -> SubmoduleState | None:
+    """The same for a nested submodule and those below it."""
+    from qola.apply import already_patched
+
+    target = sub.target
+    if sub.patched and target is None:
+        if sub.head is None:
+            return None
+        applied = already_patched(runner, state.worktree / sub.path, sub.expected,
+                                  state.series[sub.path], sub.head, state.dep.name)  # fmt: skip
+        if applied is None:
+            return None
+        target = applied.head
+    children = tuple(_sub_worked_out(runner, state, child) for child in sub.children)
+    if any(child is None for child in children):
+        return None
+    return dataclasses.replace(sub, target=target,
+                               children=tuple(c for c in children if c is not None))  # fmt: skip
 
 
 def _read_only(folder: Path) -> bool:
@@ -167,16 +233,27 @@ def _work_on(
 
     try:
         # Under the lock: finish a move that a killed or interrupted run left half-done.
-        for note in repair(runner, manifest.root / dep.path, dep):
+        for note in repair(runner, manifest.root / dep.path, dep, options.offline):
             progress(f"{dep.name}: {note}")
         # The cache is written only for commits qola itself put in place (below),
         # so a refused checkout leaves the disk exactly as it was.
         state = observe(manifest, dep, runner)
-        plan = make_plan(state)
+        plan = make_plan(state)  # a folder git would refuse is refused before git runs there
+        finished = finish_broken_pin(runner, state.worktree, dep, options.offline)
+        if finished:
+            for note in finished:
+                progress(f"{dep.name}: {note}")
+            state = observe(manifest, dep, runner)
+            plan = make_plan(state)
         if not plan.is_noop:
             progress(plan.describe())
         try:
             result.outcomes[dep.name] = apply(plan, runner, options)
+        except IncompleteError:
+            # git said done, but the checkout is not whole: the record stays, so that no
+            # fast path calls the tree up to date, and the next run finishes it.
+            unfinished_move(state.worktree)
+            raise
         except (QolaError, OSError):
             # git failed cleanly (it checks before it writes): the normal path copes with
             # what is left. Only a kill or a signal leaves the move for repair() to finish.

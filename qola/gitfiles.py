@@ -586,6 +586,40 @@ def write_commit_cache(
         store.write_file(path, json.dumps(data, sort_keys=True).encode(), common_dir(gitdir))
 
 
+def modules_dir_problem(root: Path, name: str) -> str | None:
+    """Why the git dir git keeps for the root's submodule `name` (<git dir>/modules/<name>)
+    lies outside the project, where git in the root still reads it; None when it does not
+    (or is not there). Where it leads is noted for a stamp."""
+    gitdir = find_git_dir(root)
+    if gitdir is None or ".." in name.split("/"):
+        return None
+    allowed = [os.path.realpath(root), os.path.realpath(gitdir),
+               os.path.realpath(common_dir(gitdir))]  # fmt: skip
+    for base in dict.fromkeys([gitdir, common_dir(gitdir)]):
+        folder = os.path.join(base, "modules", name)
+        if not os.path.lexists(folder):
+            stamp.saw_file(folder, None)
+            continue
+        real = os.path.realpath(folder)
+        stamp.saw_folder(folder, real)
+        if not any(_is_within(real, top) for top in allowed):
+            return (f"its git dir {folder} leads to {real}, outside the project; qola reads "
+                    "and writes no repository there")  # fmt: skip
+    return None
+
+
+def move_recorded(gitdir: Path) -> bool:
+    """True when a run's record of a move is in the git dir (store.moving_marker): a run
+    was killed moving the dependency, or found its checkout unfinished (recovery.py).
+    Only the run that finishes the move may call such a tree up to date; that the record
+    is absent is noted for a stamp, so that one written before is void once it appears."""
+    marker = os.path.join(gitdir, "qola", "moving")  # store.moving_marker, without store
+    if os.path.lexists(marker):
+        return True
+    stamp.saw_file(marker, None)
+    return False
+
+
 def has_index(gitdir: Path) -> bool:
     """True when the repository has an index: every finished checkout writes one.
 

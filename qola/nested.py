@@ -32,15 +32,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import cache, cmake_env, console, fetching, gitconfig, gitfiles, modules, safetext, store
+from qola import (
+    cache,
+    cmake_env,
+    complete,
+    console,
+    fetching,
+    gitconfig,
+    gitfiles,
+    modules,
+    safetext,
+    store,
+)
+from qola.complete import IncompleteError, listed
 from qola.errors import GitError, QolaError, RefusedError
 from qola.manifest import relative_url
 from qola.observe import Gitlink, gitlinks, half_made_changes
-from qola.queries import has_commit, head_sha
+from qola.queries import has_checkout, head_sha
 from qola.store import pin_ref
 
 if TYPE_CHECKING:
     from qola.git import Runner
+    from qola.ways import Way
 
 
 @dataclass
@@ -59,6 +72,11 @@ class Context:
     failures: list[str] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
     brought: int = 0  # nested submodules checked out at their gitlinks (update)
+    force: bool = False  # save what is in a checkout's way (--force) instead of refusing
+    # What the failures were: a checkout git left unfinished keeps the move's record (the
+    # next run finishes it); local work in the way is exit 4 (refused), as at the top.
+    incomplete: bool = False
+    refused: bool = False
 
 
 def update(ctx: Context, tree: Path, commit: str, url: str) -> None:
@@ -71,12 +89,72 @@ def update(ctx: Context, tree: Path, commit: str, url: str) -> None:
     if ctx.failures:
         kept = "what was fetched is kept: the next run fetches only what is missing"
         more = f" ({len(ctx.failures)} nested submodules)" if len(ctx.failures) > 1 else ""
-        raise GitError(
+        kind = IncompleteError if ctx.incomplete else RefusedError if ctx.refused else GitError
+        raise kind(
             ctx.subject,
             f"{ctx.dep_path} is at its pin, but not every nested submodule could be "
             f"checked out{more}:\n" + "\n".join(ctx.failures),
             "; ".join([*_unique(ctx.hints), kept]),
         )
+
+
+def ways(ctx: Context, tree: Path, commit: str, url: str, prefix: str = "") -> list[Way]:
+    """The ignored files in the way of each nested checkout a move to commit's gitlinks
+    makes below tree (qola/ways.py), in repositories that are there already: asked before
+    anything moves, each gitlink's commit fetched first when missing (a fetch that fails
+    is left to update(), which reports it)."""
+    from qola import ways as found_ways
+
+    gitdir = gitfiles.git_dir(tree)
+    links = gitlinks(ctx.runner, tree, gitdir, commit, False) if gitdir is not None else None
+    found: list[Way] = []
+    urls: dict[str, str | None] | None = None
+    for link in links or ():
+        sub_tree = tree / link.path
+        sub_gitdir = gitfiles.git_dir(sub_tree)
+        if sub_gitdir is None:
+            continue  # an empty folder is populated; anything else update() refuses
+        path = prefix + link.path
+        head = gitfiles.read_head(sub_gitdir)[0] or head_sha(ctx.runner, sub_tree)
+        if urls is None:
+            urls = _urls(ctx, tree, commit, links or [], url)
+        sub_url = urls.get(link.name)
+        if head != link.sha or not gitfiles.has_index(sub_gitdir):
+            try:
+                if sub_url is not None:
+                    _obtain(ctx, sub_tree, link, path, sub_url, head is None
+                            or gitfiles.is_shallow(sub_gitdir), fresh=head is None)  # fmt: skip
+            except QolaError:
+                continue
+            if not has_checkout(ctx.runner, sub_tree, link.sha):
+                continue
+            way = found_ways.of(ctx.runner, sub_tree, link.sha, ctx.subject,
+                                f"{ctx.dep_path}/{path}", path)  # fmt: skip
+            found += [way] if way is not None else []
+        found += ways(ctx, sub_tree, link.sha, sub_url or modules.origin_url(sub_tree) or url,
+                      path + "/")  # fmt: skip
+    return found
+
+
+def _clear_way(ctx: Context, sub_tree: Path, link: Gitlink, path: str) -> None:
+    """At the nested checkout itself: its ignored files in the way, refused (exit 4) or,
+    with --force, kept and cleared (what ways() saw before, or one it could not see)."""
+    from qola import ways as found_ways
+
+    way = found_ways.of(ctx.runner, sub_tree, link.sha, ctx.subject, f"{ctx.dep_path}/{path}",
+                        path)  # fmt: skip
+    if way is None:
+        return
+    if not ctx.force:
+        shown = listed([safetext.path(p) for p in way.paths])
+        raise RefusedError(
+            ctx.subject,
+            f"ignored files of yours are in the way of its checkout, which would write over "
+            f"them: {shown}; nothing was changed in it",
+            f"save them ({found_ways.save_commands([way])[0].strip()}), or run qola with "
+            "--force to save them under refs/qola/backup/ and go on",
+        )
+    ctx.notes.extend(found_ways.keep_and_clear(ctx.runner, [way], ctx.subject))
 
 
 def remember(runner: Runner, tree: Path, sha: str, subject: str) -> None:
@@ -118,6 +196,8 @@ def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> Non
             except QolaError as error:
                 where = f" ({sub_url})" if sub_url else ""
                 _fail(ctx, f"  {path}{where} at {link.sha}: {error.problem}", error.hint)
+                ctx.incomplete = ctx.incomplete or isinstance(error, IncompleteError)
+                ctx.refused = ctx.refused or isinstance(error, RefusedError)
                 continue
             ctx.brought += 1
         sub_tree = tree / link.path
@@ -157,12 +237,14 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
         modules.remove_stale_locks(gitfiles.common_dir(sub_gitdir))
     _obtain(ctx, sub_tree, link, path, url, shallow=fresh or gitfiles.is_shallow(sub_gitdir),
             fresh=head is None)  # fmt: skip
+    _clear_way(ctx, sub_tree, link, path)
     if fresh and _nothing_of_anyones(ctx, sub_tree, path, half_made):
-        _force_checkout(ctx, sub_tree, link.sha)
+        _force_checkout(ctx, sub_tree, link.sha, path)
     else:
         # Local work was checked before anything moved; git (never forced) keeps the rest,
         # and refuses to write over a file in a repository with no commit yet.
-        runner.run(sub_tree, "checkout", "-q", "--detach", link.sha, subject=ctx.subject)
+        complete.checkout(runner, sub_tree, link.sha, ctx.subject, f"{ctx.dep_path}/{path}",
+                          "checkout", "-q", "--detach", link.sha)  # fmt: skip
     remember(runner, sub_tree, link.sha, ctx.subject)
 
 
@@ -213,8 +295,10 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
                    subject=ctx.subject)  # fmt: skip
         fresh = True
     # The commit first, into the repository alone: until the folder is connected to it,
-    # git (`submodule status`: -) and qola see the submodule as not checked out.
-    if not has_commit(runner, gitdir, link.sha):
+    # git (`submodule status`: -) and qola see the submodule as not checked out. One
+    # fetched a moment ago (prefetch) is whole: git's fetch checked that it is connected.
+    fetched = path in ctx.prefetched and ctx.prefetched[path] is None
+    if not fetched and not has_checkout(runner, gitdir, link.sha):
         failed = ctx.prefetched.get(path)
         if failed is not None:
             raise failed  # tried a moment ago, while the parent was checked out
@@ -224,19 +308,20 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
         _fetch_into(ctx, gitdir, gitdir, link, path, url, shallow, fresh or empty)
     sub_tree.mkdir(parents=True, exist_ok=True)
     modules.connect(runner, sub_tree, gitdir, ctx.subject)
-    _force_checkout(ctx, sub_tree, link.sha)
+    _force_checkout(ctx, sub_tree, link.sha, path)
     remember(runner, sub_tree, link.sha, ctx.subject)
 
 
-def _force_checkout(ctx: Context, sub_tree: Path, sha: str) -> None:
+def _force_checkout(ctx: Context, sub_tree: Path, sha: str, path: str) -> None:
     """Check out sha into a tree no checkout has finished in: HEAD first, the index last."""
     gitdir = gitfiles.git_dir(sub_tree)
     if gitdir is not None:
         (gitdir / "index").unlink(missing_ok=True)
     ctx.runner.run(sub_tree, "update-ref", "--no-deref", "HEAD", sha, subject=ctx.subject)
     # -f: nothing here is anyone's (the folder was empty, or its checkout never finished).
-    ctx.runner.run(sub_tree, "-c", "checkout.workers=0", "checkout", "-f", "-q", "--detach", sha,
-                   subject=ctx.subject, progress=True)  # fmt: skip
+    complete.checkout(ctx.runner, sub_tree, sha, ctx.subject, f"{ctx.dep_path}/{path}",
+                      *complete.PARALLEL, "checkout", "-f", "-q", "--detach", sha,
+                      progress=True)  # fmt: skip
 
 
 def _obtain(
@@ -250,7 +335,7 @@ def _obtain(
 ) -> None:
     """Make the gitlink's commit present: already there, from the cache, or fetched by SHA."""
     runner = ctx.runner
-    if has_commit(runner, sub_tree, link.sha):
+    if has_checkout(runner, sub_tree, link.sha):
         return
     failed = ctx.prefetched.get(path)
     if failed is not None:

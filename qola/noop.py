@@ -214,6 +214,8 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
             if dep.is_abbreviated:
                 return False  # expanding a legacy pin asks git
             state = observe(manifest, dep, None)
+            if state.overridden and state.own_refusal is not None:
+                return False  # the full command says why (no fast path answers for it)
             if state.overridden:
                 what = f"overridden by {state.worktree}"
             elif state.is_synced:

@@ -11,7 +11,7 @@ import contextlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from qola.patches import Series
 
 if TYPE_CHECKING:
     from qola.git import Runner
+    from qola.ways import Way
 
 _SHA_TEXT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _GITLINK = re.compile(r"^160000 commit ([0-9a-f]+)\t(.*)$", re.S)
@@ -96,6 +97,10 @@ class DepState:
     root: Path | None = None  # where the manifest's paths start
     manifest_path: Path | None = None
     refusal: str | None = None  # why git would not take the folder's .git for a repository
+    moving: bool = False  # a record of a move that no run has finished (recovery.py)
+    # Overridden: why the dependency's own folder in the project holds a repository qola
+    # would refuse (no fast path answers for it then).
+    own_refusal: str | None = None
 
     @property
     def is_repo(self) -> bool:
@@ -122,7 +127,7 @@ class DepState:
     @property
     def is_synced(self) -> bool:
         """HEAD and every nested submodule at their pins (and patches): nothing to do."""
-        if not self.at_target or self.half_made or not self.initialised:
+        if not self.at_target or self.half_made or not self.initialised or self.moving:
             return False
         if not self.dep.submodules:
             return True
@@ -139,9 +144,10 @@ class LocalWork:
     commits: list[tuple[str, Path, str]] = field(default_factory=list)  # (label, tree, SHA)
     no_index: set[str] = field(default_factory=set)  # labels of dirty trees with no index
     untracked: set[str] = field(default_factory=set)  # labels of trees with untracked files
+    ways: list[Way] = field(default_factory=list)  # ignored files in a checkout's way (ways.py)
 
     def __bool__(self) -> bool:
-        return bool(self.dirty or self.unsaved)
+        return bool(self.dirty or self.unsaved or self.ways)
 
 
 def override_dir(name: str) -> Path | None:
@@ -159,11 +165,29 @@ def observe(
     """
     override = override_dir(dep.name)
     if override is not None:
+        # The dependency's own folder stays in the project, where git in the root reaches
+        # it (and verify, which runs git there, refuses what qola refuses in it): looked at
+        # as without the override, what is read noted for a stamp.
+        own = own_folder_refusal(manifest, dep)
         # An override is used as it is: nothing in it changes the answer, and its
         # repository may be anywhere (the user named the folder).
         with stamp.paused(), gitfiles.chosen_by_user():
-            return _observe(manifest, dep, runner, write_cache, override)
+            state = _observe(manifest, dep, runner, write_cache, override)
+        return replace(state, own_refusal=own) if own is not None else state
     return _observe(manifest, dep, runner, write_cache, None)
+
+
+def own_folder_refusal(manifest: Manifest, dep: Dep) -> str | None:
+    """Why the dependency's own folder in the project (or, for a submodule of the root,
+    its git dir under the root's modules/) holds a repository qola would not take, with
+    or without an override; None when it holds none, or one qola takes. Files only, and
+    not its HEAD's branch or commit: what the override stands for."""
+    _, refusal = gitfiles.inspect(manifest.root / dep.path)
+    if refusal is not None:
+        return f"{dep.path} is not a repository git accepts ({refusal})"
+    if dep.submodule_name is not None:
+        return gitfiles.modules_dir_problem(manifest.root, dep.submodule_name)
+    return None
 
 
 def _observe(
@@ -191,6 +215,7 @@ def _observe(
         head = queries.head_sha(runner, worktree)
     initialised = override is not None or is_initialised_in_root(manifest.root, dep)
     half_made = head is not None and not gitfiles.has_index(gitdir)
+    moving = override is None and gitfiles.move_recorded(gitdir)
     target = None
     if "" in series:
         applied = patches.remembered(gitdir, series[""], dep.commit)
@@ -201,7 +226,7 @@ def _observe(
         submodules = submodule_states(runner, worktree, gitdir, head, writes, series)
     return DepState(
         dep, worktree, exists, gitdir, head, branch, submodules, override is not None, series,
-        target, initialised, half_made, manifest.root, manifest.path,
+        target, initialised, half_made, manifest.root, manifest.path, moving=moving,
     )  # fmt: skip
 
 

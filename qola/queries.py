@@ -54,6 +54,17 @@ def has_commit(runner: Runner, repo: Path, sha: str) -> bool:
     return out.status == 0
 
 
+def has_checkout(runner: Runner, repo: Path, sha: str) -> bool:
+    """True when the commit and every tree and file of it are in the object store: what a
+    checkout of it needs. A fetch cut short (a kill, a dropped connection, a full disk
+    while git unpacks) can leave the commit without all of its files; git 2.39 then
+    checks it out with exit 0 and the files missing. Objects a partial clone's promisor
+    remote owes are allowed (checkout fetches them); nothing is fetched to answer."""
+    out = runner.run(repo, "rev-list", "--objects", "--no-walk", "--missing=allow-promisor",
+                     "--quiet", "--end-of-options", f"{sha}^{{commit}}", check=False)  # fmt: skip
+    return out.status == 0
+
+
 def is_ancestor(runner: Runner, repo: Path, old: str, new: str) -> bool:
     """True when old is new or in new's history (both must be present to say yes)."""
     out = runner.run(repo, "merge-base", "--is-ancestor", "--end-of-options", old, new,

@@ -56,12 +56,12 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
-from qola import gitfiles, leftovers, store
+from qola import complete, fetching, gitfiles, leftovers, store
 from qola.errors import GitError
 from qola.git import Runner, check_writable
 from qola.manifest import Dep
 from qola.observe import index_gitlinks
-from qola.queries import has_commit, head_sha
+from qola.queries import has_checkout, head_sha
 
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").
 _LOCK_SUFFIX = ".lock"
@@ -90,6 +90,21 @@ def begin(worktree: Path, head: str | None, target: str | None) -> None:
         ) from None
 
 
+def unfinished(worktree: Path) -> None:
+    """Keep the record of a move whose checkout git left unfinished (complete.py), marked
+    so: the next run, not a fast path, finishes it. Its start time becomes now: every git
+    of this run has ended, and no lock file older than that is anyone's to remove."""
+    gitdir = gitfiles.git_dir(worktree)
+    marker = store.moving_marker(gitdir) if gitdir is not None else None
+    data = store.read_file(marker, gitdir) if marker is not None and gitdir is not None else None
+    if marker is None or gitdir is None or data is None:
+        return
+    with suppress(ValueError, TypeError, OSError):
+        record = json.loads(data)
+        record.update(started=time.time(), unfinished=True)
+        store.write_file(marker, (json.dumps(record) + "\n").encode(), gitdir)
+
+
 def end(worktree: Path) -> None:
     """Record that the move is over (or failed cleanly); only a kill leaves the record."""
     gitdir = gitfiles.git_dir(worktree)
@@ -105,15 +120,16 @@ def save(runner: Runner, tree: Path, ref: str, sha: str, subject: str) -> None:
     runner.run(tree, "update-ref", "--no-deref", ref, sha, "0" * len(sha), subject=subject)
 
 
-def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
+def repair(runner: Runner, worktree: Path, dep: Dep, offline: bool = False) -> list[str]:
     """Finish a move an earlier run left unfinished in this dependency; returns notes."""
     gitdir = gitfiles.git_dir(worktree)
     if gitdir is None:
         return []
     marker = store.moving_marker(gitdir)
+    fetch = lambda: _fetch_pin(runner, worktree, dep, offline)  # noqa: E731
     if not os.path.lexists(marker):
         return []
-    started, moved_from, moved_to = _record(marker, gitdir, worktree)
+    started, moved_from, moved_to, left_unfinished = _record(marker, gitdir, worktree)
     notes = [f"an earlier run did not finish moving {dep.path}; finishing its work"]
     for lock in _stale_locks(gitfiles.common_dir(gitdir), started - _CLOCK_SLACK):
         with suppress(OSError):
@@ -121,19 +137,29 @@ def repair(runner: Runner, worktree: Path, dep: Dep) -> list[str]:
             notes.append(f"removed {lock}, left by that run")
     head = gitfiles.read_head(gitdir)[0] or head_sha(runner, worktree)
     if moved_to is not None and head == moved_to:
-        # git's checkout of the dependency finished: what differs in it now is the user's.
+        # git's checkout of the dependency ended: what differs in it now is the user's,
+        # unless that checkout was found unfinished (complete.py): then its files are kept
+        # and reset too, once every object is there.
+        whole = not left_unfinished and has_checkout(runner, worktree, moved_to)
+        if not whole:
+            notes.extend(complete.finish(
+                runner, worktree, moved_to, dep.name, fetch,
+                lambda: _clear_the_way(runner, worktree, moved_to, dep),
+            ))  # fmt: skip
         _remember_nested(runner, worktree, moved_to, dep)
-        notes.extend(_save_and_reset(runner, _repositories(runner, worktree)[1:], dep))
+        repos = _repositories(runner, worktree)
+        notes.extend(_save_and_reset(runner, repos if left_unfinished else repos[1:], dep))
         notes.extend(_clear_nested_ways(runner, worktree, dep))
         _settle(runner, worktree, dep, moved_to)
     elif moved_from is None or head == moved_from:
         notes.extend(_save_and_reset(runner, _repositories(runner, worktree), dep))
-        if has_commit(runner, worktree, dep.commit):
+        if has_checkout(runner, worktree, dep.commit):
             # The pin was fetched before the kill: complete the checkout. Never with -f: the
             # dying checkout may have written files of the pin that the old commit lacks,
             # and a file of the user's may be at such a path; each is kept, then cleared.
             notes.extend(_clear_the_way(runner, worktree, dep.commit, dep))
-            runner.run(worktree, "checkout", "-q", "--detach", dep.commit, subject=dep.name)
+            complete.checkout(runner, worktree, dep.commit, dep.name, dep.path, "checkout", "-q",
+                              "--detach", dep.commit)  # fmt: skip
             notes.extend(_clear_nested_ways(runner, worktree, dep))
             _settle(runner, worktree, dep, dep.commit)
     else:
@@ -175,7 +201,7 @@ def _clear_nested_ways(runner: Runner, tree: Path, dep: Dep, prefix: str = "") -
         if sha is None or gitdir is None or not gitfiles.has_index(gitdir):
             continue  # not checked out, or half-made (nested.py finishes those itself)
         head = gitfiles.read_head(gitdir)[0] or head_sha(runner, sub)
-        if head is not None and head != sha and has_commit(runner, sub, sha):
+        if head is not None and head != sha and has_checkout(runner, sub, sha):
             notes.extend(_clear_the_way(runner, sub, sha, dep, prefix + path))
         notes.extend(_clear_nested_ways(runner, sub, dep, f"{prefix}{path}/"))
     return notes
@@ -202,6 +228,40 @@ def _remember_nested(runner: Runner, tree: Path, commit: str, dep: Dep) -> None:
             _remember_nested(runner, sub, link.sha, dep)
 
 
+def finish_broken_pin(runner: Runner, worktree: Path, dep: Dep, offline: bool) -> list[str]:
+    """With no record of a move: a HEAD at the pin whose tree is not in the object store
+    (git 2.39 moves HEAD there when a cut fetch left the commit alone, and every git
+    command then fails on "bad tree object HEAD") is finished as an unfinished move is;
+    returns notes (none: nothing to finish)."""
+    gitdir = gitfiles.git_dir(worktree)
+    head = gitfiles.read_head(gitdir)[0] if gitdir is not None else None
+    if head != dep.commit:
+        return []
+    fetch = lambda: _fetch_pin(runner, worktree, dep, offline)  # noqa: E731
+    out = runner.run(worktree, "cat-file", "-e", "--end-of-options", f"{head}^{{tree}}",
+                     check=False)  # fmt: skip
+    if out.status == 0:
+        return []
+    notes = [f"{dep.path} is at {head[:12]}, but its tree is not in the object store"]
+    clear = lambda: _clear_the_way(runner, worktree, head, dep)  # noqa: E731
+    return notes + complete.finish(runner, worktree, head, dep.name, fetch, clear)
+
+
+def _fetch_pin(runner: Runner, worktree: Path, dep: Dep, offline: bool) -> None:
+    """Fetch the pin again (what a cut fetch left of it is not enough for a checkout)."""
+    if offline:
+        raise GitError(
+            dep.name,
+            f"{dep.path} is at {dep.commit[:12]}, but not all of its files are in the object "
+            "store, and --offline forbids fetching them",
+            "run once without --offline",
+        )
+    gitdir = gitfiles.git_dir(worktree)
+    shallow = gitdir is not None and gitfiles.is_shallow(gitdir)
+    source = fetching.Source(dep.name, dep.url, dep.track)
+    fetching.fetch_commit(runner, worktree, source, dep.commit, shallow)
+
+
 def _settle(runner: Runner, worktree: Path, dep: Dep, head: str) -> None:
     """Record head as a commit qola checked out. The nested submodules are left to the
     run that repair() precedes: it observes them and brings them to head's gitlinks
@@ -211,9 +271,11 @@ def _settle(runner: Runner, worktree: Path, dep: Dep, head: str) -> None:
     remember(runner, worktree, head, dep.name)
 
 
-def _record(marker: Path, gitdir: Path, worktree: Path) -> tuple[float, str | None, str | None]:
-    """(start time, HEAD before, HEAD wanted) of the recorded move; GitError when the
-    record is not qola's."""
+def _record(
+    marker: Path, gitdir: Path, worktree: Path
+) -> tuple[float, str | None, str | None, bool]:
+    """(start time, HEAD before, HEAD wanted, whether its checkout was found unfinished)
+    of the recorded move; GitError when the record is not qola's."""
     data = store.read_file(marker, gitdir)
     problem = None
     if data is None:
@@ -230,7 +292,7 @@ def _record(marker: Path, gitdir: Path, worktree: Path) -> tuple[float, str | No
                    for end in ends):  # fmt: skip
                 problem = "it names commits that are no commits"
             elif started == started and started not in (float("inf"), float("-inf")):
-                return started, ends[0], ends[1]
+                return started, ends[0], ends[1], record.get("unfinished") is True
             else:
                 problem = "its start time is not a number"
     raise GitError(

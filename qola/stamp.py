@@ -203,7 +203,8 @@ def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
         states = [observe(manifest, dep, None) for dep in deps]
     except QolaError:
         return False
-    return all(state.is_synced or state.overridden for state in states)
+    return all(state.is_synced or (state.overridden and state.own_refusal is None)
+               for state in states)  # fmt: skip
 
 
 def holds(pairs: Iterable[tuple[str, str]]) -> bool:

@@ -45,11 +45,14 @@ class Wrapper:
     def states(self) -> Path:
         return self.folder / "states"
 
-    def env(self, pause_at: int = 0, watch: Path | None = None) -> dict[str, str]:
+    def env(
+        self, pause_at: int = 0, watch: Path | None = None, pause_on: str = ""
+    ) -> dict[str, str]:
         return {
             "PATH": f"{self.folder}{os.pathsep}{os.environ['PATH']}",
             "QOLA_TEST_GIT_PAUSE_AT": str(pause_at),
             "QOLA_TEST_GIT_WATCH": str(watch or ""),
+            "QOLA_TEST_GIT_PAUSE_ON": pause_on,
         }
 
     def calls(self) -> list[str]:
@@ -80,7 +83,11 @@ def make(folder: Path) -> Wrapper:
         ' -o -name qola.lock \\) -prune -o -printf "%P %s %m %T@ %l\\n"'
         ' | LC_ALL=C sort | cksum >> "$dir/states"\n'
         "fi\n"
-        'if [ "$n" = "$QOLA_TEST_GIT_PAUSE_AT" ]; then\n'
+        # Or before the first call whose arguments hold QOLA_TEST_GIT_PAUSE_ON (run_until's
+        # pause_on: the same step even where a run makes more calls before it).
+        'on=""; if [ -n "$QOLA_TEST_GIT_PAUSE_ON" ]; then case "$line" in\n'
+        '  *"$QOLA_TEST_GIT_PAUSE_ON"*) on=1;; esac; fi\n'
+        'if [ "$n" = "$QOLA_TEST_GIT_PAUSE_AT" ] || [ -n "$on" ]; then\n'
         '  printf "%s\\n" "$line" > "$dir/paused.tmp" && mv "$dir/paused.tmp" "$dir/paused"\n'
         "  while :; do sleep 1; done\n"
         "fi\n"
@@ -90,14 +97,15 @@ def make(folder: Path) -> Wrapper:
     return Wrapper(folder)
 
 
-def run_until(wrapper: Wrapper, pause_at: int, *args: str) -> tuple[bool, str]:
-    """Run `qola ARGS` and SIGKILL its process group before git call pause_at.
+def run_until(wrapper: Wrapper, pause_at: int, *args: str, pause_on: str = "") -> tuple[bool, str]:
+    """Run `qola ARGS` and SIGKILL its process group before git call pause_at (or before
+    the first call whose arguments hold pause_on).
 
     Returns (killed, the paused call's arguments); killed is False when the run
     ended before making that many git calls.
     """
     wrapper.reset()
-    proc = procs.start(*args, env=wrapper.env(pause_at))
+    proc = procs.start(*args, env=wrapper.env(pause_at, pause_on=pause_on))
     try:
         procs.wait_for(
             lambda: wrapper.paused.exists() or proc.poll() is not None, what=f"git call {pause_at}"

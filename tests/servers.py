@@ -158,3 +158,63 @@ class ThrottlingProxy(CuttingProxy):
             with suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
+
+
+class StallingProxy:
+    """Forwards loopback connections to a port; after `limit` bytes back on a connection,
+    it stops forwarding and holds the connection open, silent (a server stalled mid-pack,
+    or a fetch a test is about to kill). `limit` is read as each connection opens: set
+    it to None and later connections go through whole. Held ones wait for close()."""
+
+    def __init__(self, target: int, limit: int | None) -> None:
+        self.target = target
+        self.limit = limit
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = int(self.listener.getsockname()[1])
+        self.held = threading.Event()  # set once a connection reached its limit
+        self._stop = threading.Event()
+        self._sockets: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.listener.close()
+        for sock in self._sockets:  # the other end sees the connection drop
+            with suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def _serve(self) -> None:
+        self.listener.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                client = self.listener.accept()[0]
+            except OSError:
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            self._sockets += [client, upstream]
+            limit = self.limit
+            threading.Thread(target=self._pump, args=(client, upstream, None), daemon=True).start()
+            threading.Thread(target=self._pump, args=(upstream, client, limit), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, limit: int | None) -> None:
+        sent = 0
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                if limit is not None and sent + len(data) > limit:
+                    dst.sendall(data[: limit - sent])
+                    self.held.set()
+                    self._stop.wait()  # silent from here on, the connection open
+                    return
+                dst.sendall(data)
+                sent += len(data)
+        except OSError:
+            return

@@ -189,12 +189,15 @@ def test_stamp_skips_an_overridden_dependency(
     paths = stamp[0::2]
     assert loaded.path.as_posix() in paths
     assert not [p for p in paths if p.startswith(elsewhere.as_posix())]
-    # Only where its folder leads and that it is no git dir (the manifest checks both of
-    # every dependency).
+    # Of its own folder in the project: where it leads, that it is no git dir (the
+    # manifest checks both of every dependency), and that the repository there is one
+    # qola takes (git in the root reaches it): what that look read, not its commits.
     lib = (loaded.root / "lib").as_posix()
     pairs = list(zip(stamp[0::2], stamp[1::2], strict=True))
-    under = [(p, e.split(":")[0]) for p, e in pairs if p.startswith(lib)]
-    assert sorted(under) == [(lib, "realpath"), (f"{lib}/HEAD", "missing")]
+    under = {(p, e.split(":")[0]) for p, e in pairs if p.startswith(lib)}
+    assert {(lib, "realpath"), (f"{lib}/HEAD", "missing"), (f"{lib}/.git", "dir"),
+            (f"{lib}/.git/config", "sha256")} <= under  # fmt: skip
+    assert not [p for p, _ in under if p.startswith(f"{lib}/.git/modules")]  # no nested look
 
 
 def test_stamp_is_empty_when_the_commits_gitlinks_are_not_remembered(

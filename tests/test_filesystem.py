@@ -161,3 +161,40 @@ def test_read_only_tree_behind_its_pin_says_why_it_cannot_check_out(
             "hint: run qola checkout where the tree is writable, then use it read-only\n"
         )
     assert snapshot(root) == before
+
+
+@pytest.mark.parametrize("where", ["lib", "nested"])
+def test_read_only_tree_at_its_pins_and_patches_without_their_record_warns_and_exits_0(
+    where, make_project, upstream
+):
+    """The series' result was never recorded in this tree (made by another tool, or its
+    .git/qola removed): verify works it out again without writing and passes, and so does
+    checkout now, with a warning, where it said "needs a checkout" (exit 3)."""
+    series = {"lib": ("0001-readme.patch", "README", "lib"),
+              "nested": ("extern/nested/0001-nested.patch", "nested.txt", "nested v2")}  # fmt: skip
+    name, path, line = series[where]
+    project = make_project(extra='patches = "patches"\n')
+    patch = project.root / "patches" / name
+    patch.parent.mkdir(parents=True)
+    patch.write_text(f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-{line}\n+{line}, patched\n")
+    assert procs.run("checkout", "-m", str(project.manifest)).returncode == 0
+    repo = project.lib if where == "lib" else project.lib / "extern" / "nested"
+    gitdir = Path(git(repo, "rev-parse", "--absolute-git-dir"))
+    for record in (gitdir / "qola" / "series").iterdir():
+        record.unlink()
+    before = snapshot(project.root)
+    with read_only(project.root):
+        check = procs.run("verify", "-m", str(project.manifest))
+        assert check.returncode == 0, check.stdout
+        proc = procs.run("checkout", "-m", str(project.manifest))
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == f"lib 3rdparty/lib {upstream.lib_v2[:12]} up to date\n"
+        assert proc.stderr == (
+            "qola: warning: lib: 3rdparty/lib is at its pin and its patch series (worked out "
+            "again: qola's record of the series' result is missing), and "
+            f"{project.root}/.git is on a read-only file system: left as it is; where the tree "
+            "is writable, qola checkout records it\n"
+        )
+    assert snapshot(project.root) == before
+    assert procs.run("checkout", "-m", str(project.manifest)).returncode == 0  # writable
+    assert any((gitdir / "qola" / "series").iterdir())  # recorded now

@@ -1,0 +1,120 @@
+"""Protect local work before a move: the refusal that names it, and --force's save.
+
+What a move would lose is found by qola/observe.py (modified files, commits only the
+user has) and qola/ways.py (ignored files in a checkout's way). Without --force the move
+stops with exit 4, every item listed with the commands that save it, nothing changed;
+with it, each repository's work is saved under refs/qola/backup/<name>/... (a stash
+commit, or the commits themselves) and then cleared so that git can move the tree.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from qola import cmake_env, gitfiles, recovery, safetext, store, ways
+from qola.errors import RefusedError
+from qola.git import Runner, check_writable
+from qola.manifest import Dep
+from qola.observe import LocalWork
+from qola.plan import Plan
+from qola.queries import head_sha
+
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+def refusal(dep: Dep, work: LocalWork) -> RefusedError:
+    """Exit 4: what would be lost, and the commands that save it."""
+    lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
+    lines += [f"  uncommitted: {item}" for item in work.dirty]
+    lines += [f"  commit on no branch: {item}" for item in work.unsaved]
+    lines += ways.lines(work.ways)
+    lines.append("nothing was changed; to keep that work, save it first:")
+    for label, tree in work.dirty_trees.items():
+        where, shown = safetext.shell_word(str(tree)), safetext.line(label)
+        if label in work.no_index:
+            # stash works from the index: without one it would see every file as new.
+            lines.append(f"  git -C {where} reset -q  # {shown} has no index: one from HEAD, "
+                         "the files left as they are")  # fmt: skip
+        untracked = " -u" if label in work.untracked else ""
+        lines.append(
+            f"  git -C {where} stash push{untracked} -m 'before qola'  # the changes in {shown}"
+        )
+    lines += ways.save_commands(work.ways)
+    newest: dict[str, tuple[Path, str]] = {}
+    for label, tree, sha in work.commits:
+        newest.setdefault(label, (tree, sha))  # git log lists HEAD, the newest, first
+    for label, (tree, sha) in newest.items():
+        where, label = safetext.shell_word(str(tree)), safetext.line(label)
+        lines.append(f"  git -C {where} branch keep-{sha[:7]} {sha}  # the commits in {label}")
+    backups = store.backup_prefix(dep.name)
+    if cmake_env.binary_dir() is None:
+        hint = f"then run qola again; or run it with --force to save all of it under {backups} "
+        hint += "and go on"
+    else:
+        hint = (
+            f"then configure again; or let qola save all of it under {backups} and go on, "
+            f"once:\n    {cmake_env.rerun('--force')}\nor on every configure: "
+            f"{cmake_env.reconfigure('-DQOLA_FORCE=ON')} (it stays in the cache until set OFF)"
+        )
+    return RefusedError(dep.name, "\n".join(lines), hint)
+
+
+def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
+    """Save the work that moving would lose under refs/qola/backup/, then clear it for git.
+
+    Every repository is saved before any is reset, the deepest first: nothing is reset
+    while a repository below it still holds work that is not saved.
+    """
+    dep = plan.state.dep
+    notes = []
+    nested = [s.path for top in plan.state.submodules or () for s in top.walk() if s.head]
+    moving = [sub for sub in nested if plan.move_head or _overlaps_any(sub, plan.moving_submodules)]
+    repos = [("", plan.state.worktree)] if plan.move_head else []
+    repos += [(sub, plan.state.worktree / sub) for sub in moving]
+    for _, tree in repos:  # a repository git must not write in stops the step before any
+        if gitfiles.git_dir(tree) is not None:  # other is touched (stash refreshes indexes)
+            check_writable(tree, dep.name, "stash create, update-ref, reset --hard")
+    saved_trees = []
+    for sub, tree in reversed(repos):  # parents come before their nested submodules
+        if gitfiles.git_dir(tree) is None:
+            continue
+        ref = store.backup_ref(dep.name, sub)
+        label = f"{dep.path}/{sub}" if sub else dep.path
+        if label in work.no_index:
+            # stash works from the index: first one made from HEAD, the files left alone.
+            runner.run(tree, "reset", "-q", subject=dep.name)
+        stash = runner.run(tree, "stash", "create", check=False)
+        saved = stash.stdout.strip()
+        # An error says something (a merge in progress: "needs merge"). Silence with no
+        # commit means nothing to save; nothing is reset then, and git (never forced)
+        # refuses to move over anything left.
+        if stash.stderr.strip() or (saved and not _SHA.match(saved)):
+            raise RefusedError(
+                dep.name,
+                f"cannot save the uncommitted changes of {label} "
+                f"(git stash create: {(stash.stderr or stash.stdout).strip()}); nothing was moved",
+                f"resolve it by hand in {tree}",
+            )
+        head = head_sha(runner, tree)
+        if saved:
+            recovery.save(runner, tree, ref, saved, dep.name)
+            saved_trees.append(tree)
+            notes.append(
+                f"saved uncommitted changes of {label} as {ref}; "
+                f"restore with: git -C {tree} stash apply {ref}"
+            )
+        elif head and any(item.startswith(label + ": ") for item in work.unsaved):
+            recovery.save(runner, tree, ref, head, dep.name)
+            notes.append(
+                f"saved the commits of {label} as {ref}; "
+                f"restore with: git -C {tree} switch -c rescued {ref}"
+            )
+    for tree in saved_trees:
+        # Saved: now the tracked changes may go, so that git can move the tree.
+        runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
+    return notes[::-1]  # in the order of the tree, the dependency first
+
+
+def _overlaps_any(path: str, others: tuple[str, ...]) -> bool:
+    return any(path == o or path.startswith(o + "/") or o.startswith(path + "/") for o in others)
