@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from qola.gitconfig import Entry, UnreadableConfig, parse_listing
@@ -180,16 +181,19 @@ _USER: dict[tuple[str, ...], tuple[tuple[object, ...], list[Entry], tuple[str, .
 _USER_LOCK = threading.Lock()
 
 
-def user() -> list[Entry]:
-    """The user's own config: system, global (with every include) and the environment's
-    GIT_CONFIG_COUNT settings, as git lists them outside any repository. Read once per
+def user(environ: Mapping[str, str] | None = None) -> list[Entry]:
+    """The user's own config: system, global (with every include) and the command scope
+    (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) of environ, the environment git will get
+    (os.environ by default), as git lists them outside any repository. Read once per
     process (again when one of its files changed)."""
     from qola.repoconfig import signature
 
+    environ = os.environ if environ is None else environ
     names = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "HOME",
              "XDG_CONFIG_HOME", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS")  # fmt: skip
-    key = tuple(os.environ.get(name, "\0") for name in names) + tuple(
-        value for name, value in sorted(os.environ.items()) if name.startswith("GIT_CONFIG_")
+    key = tuple(environ.get(name, "\0") for name in names) + tuple(
+        f"{name}={value}" for name, value in sorted(environ.items())
+        if name.startswith("GIT_CONFIG_")
     )
     with _USER_LOCK:
         known = _USER.get(key)
@@ -197,7 +201,7 @@ def user() -> list[Entry]:
             return known[1]
         from qola.git import LEAKED_VARIABLES
 
-        env = {k: v for k, v in os.environ.items() if k not in LEAKED_VARIABLES}
+        env = {k: v for k, v in environ.items() if k not in LEAKED_VARIABLES}
         env["GIT_DIR"] = _NO_REPOSITORY
         status, out, err = _git([], _LIST, env, trust=False)
         if status != 0:

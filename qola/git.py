@@ -158,7 +158,9 @@ class Runner:
             self._trusted.add(cwd)
             self.trust(cwd)
         # The repository's own commands: overridden, or (UnsafeConfigError) nothing runs.
-        neutral = self._guard.overrides(cwd, args, online=network or not self.offline)
+        given = {**self._environment(), **(env or {})}
+        neutral = self._guard.overrides(cwd, args, online=network or not self.offline,
+                                        environ=_command_scope(given))
         _check_writes(cwd, args, subject)
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
@@ -166,7 +168,7 @@ class Runner:
         command = ["git", *where, *_HARDENING, *_NO_RECURSION, *running]
         self.log.append(" ".join(["git", *args]))
         console.debug(f"run: {shlex.join(['git', *where, *running])}")
-        full_env = {**self._environment(), **(env or {}), **neutral}
+        full_env = {**given, **neutral}
         full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
         limit = self.timeout if network else None
         started = time.monotonic()
@@ -214,6 +216,26 @@ class Runner:
             # No one is there to answer a credential prompt (CMake, CI): fail instead of hanging.
             env.setdefault("GIT_TERMINAL_PROMPT", "0")
         return env
+
+
+def _command_scope(given: Mapping[str, str]) -> Mapping[str, str]:
+    """os.environ with the command-scope settings (GIT_CONFIG_COUNT/KEY/VALUE,
+    GIT_CONFIG_PARAMETERS) the Runner's and the call's variables give git instead of the
+    process's: the user's own, as a demo's or a caller's `protocol.file.allow`. (The
+    shim's GIT_CONFIG_GLOBAL is left out: it holds the user's global config unchanged.)"""
+    scope = {k: v for k, v in given.items() if k.startswith(_COMMAND_SCOPE)}
+    if not scope:
+        return os.environ
+    environ = dict(os.environ)
+    if "GIT_CONFIG_COUNT" in scope:
+        for key in [k for k in environ if k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))]:
+            del environ[key]
+    environ.update(scope)
+    return environ
+
+
+_COMMAND_SCOPE = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_",
+                  "GIT_CONFIG_PARAMETERS")  # fmt: skip
 
 
 def hardening_settings() -> list[tuple[str, str]]:

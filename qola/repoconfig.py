@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,10 +78,18 @@ class Guard:
     _cache: dict[str, _Known] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def overrides(self, cwd: Path, args: Sequence[str] = (), online: bool = True) -> dict[str, str]:
+    def overrides(
+        self,
+        cwd: Path,
+        args: Sequence[str] = (),
+        online: bool = True,
+        environ: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
         """Environment variables that neutralise cwd's own commands and keep git to the
         allowed transports (none when not online); UnsafeConfigError where a setting git
-        would act on for this command cannot be overridden."""
+        would act on for this command cannot be overridden. environ: the environment git
+        will get besides these (os.environ by default); its own GIT_CONFIG_COUNT settings
+        are the user's, kept and numbered before these."""
         command = _subcommand(args)
         role = Role(here=True, fetches=command in _FETCHING, pushes=command in _PUSHING,
                     online=online)  # fmt: skip
@@ -92,7 +100,7 @@ class Guard:
             here = Role(number == 0, role.fetches, role.pushes, role.online)
             overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, cwd), str(cwd), here)
             local += entries
-        return _environment(local, online)
+        return _environment(local, online, environ=environ)
 
     def for_all(
         self, folders: Iterable[Path], always: Sequence[tuple[str, str]] = ()
@@ -143,13 +151,17 @@ def _subcommand(args: Sequence[str]) -> str:
 
 
 def _environment(
-    local: list[Entry], online: bool, always: Sequence[tuple[str, str]] = ()
+    local: list[Entry],
+    online: bool,
+    always: Sequence[tuple[str, str]] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    user = configprobe.user()
+    user = configprobe.user(environ)
     found, extra = overrides.settings(local, user)
     allowed, variables = overrides.transports(local, user, online)
     result = {**extra, **variables}
-    result.update(overrides.environment([*found, *allowed, *always], len(environment_pairs())))
+    base = len(environment_pairs(environ))
+    result.update(overrides.environment([*found, *allowed, *always], base))
     return result
 
 
@@ -341,18 +353,20 @@ def signature(paths: Iterable[str]) -> tuple[object, ...]:
     return tuple(found)
 
 
-def environment_pairs() -> list[tuple[str, str]]:
-    """The (key, value) pairs the environment already gives git through GIT_CONFIG_COUNT."""
+def environment_pairs(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """The (key, value) pairs environ (os.environ by default) already gives git through
+    GIT_CONFIG_COUNT."""
+    environ = os.environ if environ is None else environ
     try:
-        count = int(os.environ.get("GIT_CONFIG_COUNT", "0"))
+        count = int(environ.get("GIT_CONFIG_COUNT", "0"))
     except ValueError:
         return []
     pairs = []
     for i in range(max(count, 0)):
-        key = os.environ.get(f"GIT_CONFIG_KEY_{i}")
+        key = environ.get(f"GIT_CONFIG_KEY_{i}")
         if key is None:
             return []  # git refuses such an environment; it will say so
-        pairs.append((key, os.environ.get(f"GIT_CONFIG_VALUE_{i}", "")))
+        pairs.append((key, environ.get(f"GIT_CONFIG_VALUE_{i}", "")))
     return pairs
 
 

@@ -30,6 +30,27 @@ def test_demo_in_relative_or_absolute_folder_runs_every_step(tmp_path: Path, spe
     assert (tmp_path / "demo" / "project" / "3rdparty" / "lib" / "lib.txt").read_text() == "lib 2\n"
 
 
+def test_demo_on_a_machine_with_no_git_config_at_all_runs_every_step(tmp_path: Path):
+    """A fresh machine: no system or global config, so nothing allows local submodule
+    URLs but the demo's own command-scope setting, which qola's transport pins keep."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_CONFIG")}
+    env.update({"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"})
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "qola", "demo", "./demo"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "transport 'file' not allowed" not in proc.stderr
+    nested = tmp_path / "demo" / "project" / "3rdparty" / "lib" / "extern" / "nested"
+    assert (nested / ".git").exists()
+
+
 def test_demo_on_a_machine_without_a_git_identity_runs_every_step(tmp_path: Path):
     """A fresh container or CI runner: no user.name/user.email, no GIT_AUTHOR_* or EMAIL,
     and git told to guess none (user.useConfigOnly). The demo's own commit (bump --commit)

@@ -172,3 +172,19 @@ def test_verify_fetches_nothing_lazily_and_checkout_runs_nothing_for_it(
     as_root(project.lib, "status", "--porcelain")
     assert [p.name for p in marks.iterdir()] == ["lazy"]
     assert tree
+
+
+def test_the_command_scope_a_caller_gives_the_runner_is_kept_under_the_pins(tmp_path: Path):
+    """A caller's own GIT_CONFIG_COUNT settings (the demo's `protocol.file.allow`, a
+    wrapper's) are the user's: qola's pins come after them and change none."""
+    from qola.git import Runner
+
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    runner = Runner(env={"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "protocol.file.allow",
+                         "GIT_CONFIG_VALUE_0": "always", "GIT_CONFIG_KEY_1": "qola.test",
+                         "GIT_CONFIG_VALUE_1": "kept"})  # fmt: skip
+
+    assert runner.run(repo, "config", "qola.test").stdout.strip() == "kept"
+    assert runner.run(repo, "config", "protocol.file.allow").stdout.strip() == "always"
+    assert runner.run(repo, "config", "protocol.allow").stdout.strip() == "never"
