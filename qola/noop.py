@@ -255,15 +255,23 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
 
 
 def _identity() -> list[object]:
-    """This qola: where it is, and each module's size and mtime (another install, or an
-    edited module, never answers from a stamp this one wrote)."""
-    folder = os.path.dirname(os.path.abspath(__file__))
-    found: list[object] = [folder]
-    with os.scandir(folder) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            if entry.name.endswith(".py"):
+    """This qola: where it is, and each module's path, size and mtime, in every package
+    below it (another install, or an edited or moved module, never answers from a stamp
+    this one wrote)."""
+    top = os.path.dirname(os.path.abspath(__file__))
+    found: list[object] = [top]
+    pending = [top]
+    while pending:
+        folder = pending.pop()
+        with os.scandir(folder) as entries:
+            listed = sorted(entries, key=lambda e: e.name)
+        for entry in listed:
+            if entry.name.endswith(".py") and entry.is_file():
                 info = entry.stat()
-                found.append([entry.name, info.st_size, info.st_mtime_ns])
+                found.append([os.path.relpath(entry.path, top), info.st_size,
+                              info.st_mtime_ns])  # fmt: skip
+            elif entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                pending.append(entry.path)
     return found
 
 

@@ -411,3 +411,27 @@ def test_a_commit_in_the_root_leaves_the_stamp_alone(pinned_clean):
     git(pinned_clean.root, "commit", "-q", "--allow-empty", "-m", "work in the project")
     again = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
     assert (again.returncode, split_probe(again.stderr)[1]) == (0, "")
+
+
+def test_an_edited_module_in_a_sub_package_never_answers_from_an_older_stamp(
+    pinned_clean, tmp_path
+):
+    import qola
+
+    copy = tmp_path / "edited" / "qola"
+    shutil.copytree(Path(qola.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def probe() -> str:
+        ran_ = subprocess.run(
+            [sys.executable, "-c", PROBE, "checkout"],
+            cwd=pinned_clean.root, capture_output=True, text=True, check=False,
+            env={**os.environ, "PYTHONPATH": str(copy.parent)},
+        )  # fmt: skip
+        assert ran_.returncode == 0 and ran_.stdout.endswith("up to date\n"), ran_.stderr
+        return split_probe(ran_.stderr)[1]
+
+    assert probe() == "qola.manifest"
+    assert probe() == ""  # answered from the stamp
+    module = copy / "commands" / "checkout.py"
+    module.write_text(module.read_text() + "\n# an edit\n")
+    assert probe() == "qola.manifest"  # it looked for itself again
