@@ -102,13 +102,13 @@ def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
             saved_trees.append(tree)
             notes.append(
                 f"saved uncommitted changes of {label} as {ref}; "
-                f"restore with: git -C {tree} stash apply {ref}"
+                f"restore with: git -C {safetext.shell_word(str(tree))} stash apply {ref}"
             )
         elif head and any(item.startswith(label + ": ") for item in work.unsaved):
             recovery.save(runner, tree, ref, head, dep.name)
             notes.append(
                 f"saved the commits of {label} as {ref}; "
-                f"restore with: git -C {tree} switch -c rescued {ref}"
+                f"restore with: git -C {safetext.shell_word(str(tree))} switch -c rescued {ref}"
             )
     for tree in saved_trees:
         # Saved: now the tracked changes may go, so that git can move the tree.
