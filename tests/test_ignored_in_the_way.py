@@ -238,6 +238,44 @@ def test_a_patch_series_that_adds_an_ignored_file_refuses(tmp_path, ups, run_qol
     assert (p.dep / "config.h").read_bytes() == MINE["config.h"]
 
 
+def _nested_series_adding_config(tmp_path: Path, ups: Upstreams, run_qola) -> Project:
+    """outer at v1 (its nested lib at v1, which ignores config.h, where the user keeps
+    settings); then a patch series for the nested lib that adds config.h."""
+    p = project(tmp_path / "project", "outer", ups.outer, ups.outer_v1, run_qola)
+    (p.dep / "ext" / "lib" / "config.h").write_bytes(MINE["config.h"])
+    patches = p.root / "patches" / "ext" / "lib"
+    patches.mkdir(parents=True)
+    (patches / "0001-config.patch").write_text(
+        "--- /dev/null\n+++ b/config.h\n@@ -0,0 +1 @@\n+#define PATCHED 1\n"
+    )
+    p.manifest.write_text(p.manifest.read_text() + 'patches = "patches"\n')
+    return p
+
+
+def test_a_nested_patch_series_that_adds_an_ignored_file_refuses(tmp_path, ups, run_qola):
+    """The dependency stays; only its nested submodule's series would check config.h out
+    (it had written over the user's with exit 0)."""
+    p = _nested_series_adding_config(tmp_path, ups, run_qola)
+    nested = p.dep / "ext" / "lib"
+    res = run_qola("checkout", "-m", str(p.manifest))
+    assert res.exit_code == 4, res.stderr
+    assert "  in the way: 3rdparty/outer/ext/lib/config.h (ignored: checking out " in res.stderr
+    assert head(nested) == ups.v1
+    assert (nested / "config.h").read_bytes() == MINE["config.h"]
+    again = run_qola("checkout", "-m", str(p.manifest))  # and so on every run: no fast path
+    assert again.exit_code == 4, again.stderr
+
+
+def test_a_nested_patch_series_with_force_keeps_the_ignored_file(tmp_path, ups, run_qola):
+    p = _nested_series_adding_config(tmp_path, ups, run_qola)
+    nested = p.dep / "ext" / "lib"
+    res = run_qola("checkout", "--force", "-m", str(p.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert (nested / "config.h").read_text() == "#define PATCHED 1\n"
+    restore_by_the_printed_command(res.stderr, nested)
+    assert (nested / "config.h").read_bytes() == MINE["config.h"]
+
+
 def test_a_first_checkout_never_finished_does_not_force_over_ignored_files(
     behind, ups, run_qola
 ):
