@@ -198,9 +198,10 @@ class ThrottlingProxy(CuttingProxy):
 
 class StallingProxy:
     """Forwards loopback connections to a port; after `limit` bytes back on a connection (at
-    the next pkt-line boundary: PktCut), it stops forwarding and holds the connection open, silent (a server stalled mid-pack,
-    or a fetch a test is about to kill). `limit` is read as each connection opens: set
-    it to None and later connections go through whole. Held ones wait for close()."""
+    the next pkt-line boundary: PktCut), it stops forwarding and holds the connection
+    open, silent (a server stalled mid-pack, or a fetch a test is about to kill). `limit`
+    is read as each connection opens: set it to None and later connections go through
+    whole. Held ones wait for close()."""
 
     def __init__(self, target: int, limit: int | None) -> None:
         self.target = target

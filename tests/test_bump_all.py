@@ -268,8 +268,8 @@ def test_bump_all_commit_that_git_refuses_after_the_manifest_is_written_is_finis
     """The commit fails (no identity) with the manifest written and the dependencies moved:
     a rerun planned afresh found every pin "already at" its tip and committed nothing."""
     git(two_behind.root, "config", "user.name", "")  # git refuses an empty name
-    no_identity = {name: None for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-                                           "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")}  # fmt: skip
+    names = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+    no_identity = dict.fromkeys(names)
     before = head(two_behind.root)
     res = run_qola("bump", "--all", "--commit", "-m", str(two_behind.manifest), env=no_identity)
     assert res.exit_code == 3, res.stderr
