@@ -277,8 +277,8 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
     runner = ctx.runner
     sub_tree = tree / link.path
     if gitfiles.is_populated(sub_tree) or (sub_tree.exists() and not sub_tree.is_dir()):
-        raise GitError(ctx.subject, f"{sub_tree} exists and is not a git repository",
-                       "move its contents away (or delete it) and run qola again")  # fmt: skip
+        raise RefusedError(ctx.subject, f"{sub_tree} exists and is not a git repository",
+                         "move its contents away (or delete it) and run qola again")  # fmt: skip
     gitdir = modules.modules_dir(runner, tree, link.name, ctx.subject)
     if modules.is_valid_gitdir(gitdir):
         # git's own choice for a submodule whose folder is empty (submodule--helper
