@@ -319,9 +319,16 @@ def _force_checkout(ctx: Context, sub_tree: Path, sha: str, path: str) -> None:
         (gitdir / "index").unlink(missing_ok=True)
     ctx.runner.run(sub_tree, "update-ref", "--no-deref", "HEAD", sha, subject=ctx.subject)
     # -f: nothing here is anyone's (the folder was empty, or its checkout never finished).
-    complete.checkout(ctx.runner, sub_tree, sha, ctx.subject, f"{ctx.dep_path}/{path}",
-                      *complete.PARALLEL, "checkout", "-f", "-q", "--detach", sha,
-                      progress=True)  # fmt: skip
+    try:
+        complete.checkout(ctx.runner, sub_tree, sha, ctx.subject, f"{ctx.dep_path}/{path}",
+                          *complete.PARALLEL, "checkout", "-f", "-q", "--detach", sha,
+                          progress=True)  # fmt: skip
+    except IncompleteError:
+        # Not whole (a file this file system cannot hold): without its index again, it
+        # stays half-made, which no fast path, nor verify, takes for checked out.
+        if gitdir is not None:
+            (gitdir / "index").unlink(missing_ok=True)
+        raise
 
 
 def _obtain(
