@@ -7,6 +7,7 @@ a run killed anywhere in them is finished by the same command run again.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -78,7 +79,10 @@ def left_over(
     """When a killed run left an edit, a function that finishes it (or, when command is not
     the one that made it, refuses with a RefusedError); None when there is none."""
     root = sess.manifest.root
-    if pending.left_over(root) is None:
+    path = pending.record_path(root)
+    # Whether a record is there, not whether its pid lives: a pid is reused, and a run that
+    # is really under way holds the lock, which finish() waits for before it reads again.
+    if path is None or not os.path.lexists(path):
         return None
 
     def finish(options: Options) -> int:
