@@ -132,7 +132,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         if head is not None:
             _nested_at(runner, state, head, move_head, options, outcome)
     if plan.update_submodules or move_head:
-        _patch_nested(runner, state.worktree, dep, state.series, outcome)
+        _patch_nested(runner, state.worktree, dep, state.series, options, outcome)
     recovery.end(state.worktree)
     return outcome
 
@@ -221,7 +221,8 @@ def _check_nested_series(dep: Dep, series: Mapping[str, Series]) -> None:
 
 
 def _patch_nested(
-    runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], outcome: Outcome
+    runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], options: Options,
+    outcome: Outcome,
 ) -> None:
     """Put each nested submodule's series on top of its gitlink (parents first)."""
     for one in [s for repo, s in series.items() if repo]:
@@ -239,6 +240,10 @@ def _patch_nested(
         tree = worktree / one.repo
         target = _build(runner, tree, dep, one, sub.expected, outcome)
         if sub.head != target:
+            # A patch may add a file the nested repository ignores (and the user keeps
+            # something at): the same local work as in any other checkout's way.
+            way = ways.of(runner, tree, target, dep.name, f"{dep.path}/{one.repo}", one.repo)
+            _clear_ways(runner, dep, [way] if way else [], options, outcome)
             complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{one.repo}",
                               "checkout", "-q", "--detach", target)  # fmt: skip
         nested.remember(runner, tree, target, dep.name)
@@ -353,7 +358,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         _initialise_in_root(runner, target, dep, outcome)
     if dep.submodules:
         _update_nested(runner, target, dep, head, outcome, ctx)
-    _patch_nested(runner, target, dep, plan.state.series, outcome)
+    _patch_nested(runner, target, dep, plan.state.series, options, outcome)
 
 
 def _git_dir(worktree: Path) -> Path:

@@ -63,6 +63,13 @@ def find(
     candidates: dict[str, tuple[str, str] | None] = {}
     repositories: set[str] = set()
     for path, entry in wanted.items():
+        repository = _repository_on_the_way(tree, path)
+        if repository is not None and repository not in tracked:
+            # The user's own repository where target has files: git's checkout writes into
+            # its work tree whatever its ignore rules say (its uncommitted edits lost).
+            candidates.setdefault(repository, None)
+            repositories.add(repository)
+            continue
         lead = _file_on_the_way(tree, path)
         if lead is not None:
             if lead not in tracked:  # a tracked one is git's own: the checkout replaces it
@@ -81,8 +88,9 @@ def find(
         return []
     paths = list(candidates)
     ignored = _ignored(runner, tree, paths, subject, env)
-    return [Found(path, candidates[path], path in ignored, path in repositories)
-            for path in paths]  # fmt: skip
+    # A repository in the way is one whether or not git's rules ignore its folder.
+    return [Found(path, candidates[path], path in ignored or path in repositories,
+                  path in repositories) for path in paths]  # fmt: skip
 
 
 def in_the_way(
@@ -159,6 +167,19 @@ def _file_on_the_way(tree: Path, path: str) -> str | None:
             return lead
         if not full.exists():
             return None
+    return None
+
+
+def _repository_on_the_way(tree: Path, path: str) -> str | None:
+    """The first leading folder of path that holds a `.git` (a repository), or None."""
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        lead = "/".join(parts[:depth])
+        full = tree / lead
+        if full.is_symlink() or not full.is_dir():
+            return None
+        if os.path.lexists(full / ".git"):
+            return lead
     return None
 
 

@@ -277,8 +277,8 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
     runner = ctx.runner
     sub_tree = tree / link.path
     if gitfiles.is_populated(sub_tree) or (sub_tree.exists() and not sub_tree.is_dir()):
-        raise GitError(ctx.subject, f"{sub_tree} exists and is not a git repository",
-                       "move its contents away (or delete it) and run qola again")  # fmt: skip
+        raise RefusedError(ctx.subject, f"{sub_tree} exists and is not a git repository",
+                         "move its contents away (or delete it) and run qola again")  # fmt: skip
     gitdir = modules.modules_dir(runner, tree, link.name, ctx.subject)
     if modules.is_valid_gitdir(gitdir):
         # git's own choice for a submodule whose folder is empty (submodule--helper
@@ -319,9 +319,16 @@ def _force_checkout(ctx: Context, sub_tree: Path, sha: str, path: str) -> None:
         (gitdir / "index").unlink(missing_ok=True)
     ctx.runner.run(sub_tree, "update-ref", "--no-deref", "HEAD", sha, subject=ctx.subject)
     # -f: nothing here is anyone's (the folder was empty, or its checkout never finished).
-    complete.checkout(ctx.runner, sub_tree, sha, ctx.subject, f"{ctx.dep_path}/{path}",
-                      *complete.PARALLEL, "checkout", "-f", "-q", "--detach", sha,
-                      progress=True)  # fmt: skip
+    try:
+        complete.checkout(ctx.runner, sub_tree, sha, ctx.subject, f"{ctx.dep_path}/{path}",
+                          *complete.PARALLEL, "checkout", "-f", "-q", "--detach", sha,
+                          progress=True)  # fmt: skip
+    except IncompleteError:
+        # Not whole (a file this file system cannot hold): without its index again, it
+        # stays half-made, which no fast path, nor verify, takes for checked out.
+        if gitdir is not None:
+            (gitdir / "index").unlink(missing_ok=True)
+        raise
 
 
 def _obtain(

@@ -144,6 +144,9 @@ class LocalWork:
     commits: list[tuple[str, Path, str]] = field(default_factory=list)  # (label, tree, SHA)
     no_index: set[str] = field(default_factory=set)  # labels of dirty trees with no index
     untracked: set[str] = field(default_factory=set)  # labels of trees with untracked files
+    # label -> files (from that repository) flagged assume-unchanged or skip-worktree and
+    # edited: git stash and status see them only once the flag is cleared.
+    hidden: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # label, flag, files
     ways: list[Way] = field(default_factory=list)  # ignored files in a checkout's way (ways.py)
 
     def __bool__(self) -> bool:
@@ -403,7 +406,8 @@ def observe_local_work(
     for sub in sorted(half_made):
         if head_moves or any(_overlaps(sub, m) for m in moving):
             changes += half_made_changes(runner, state.worktree / sub, state.dep.name, sub + "/")
-    for path, kind, repo in changes:
+    hidden = hidden_changes(runner, state.worktree, state.dep.name, set(nested) - half_made)
+    for path, kind, repo in changes + hidden:
         if head_moves or any(_overlaps(path, m) for m in moving):
             work.dirty.append(f"{safetext.path(f'{state.dep.path}/{path}')} ({kind})")
             label = f"{state.dep.path}/{repo}" if repo else state.dep.path
@@ -412,6 +416,10 @@ def observe_local_work(
                 work.no_index.add(label)
             if kind == _UNTRACKED:
                 work.untracked.add(label)
+            if _HIDDEN in kind:
+                flags = work.hidden.setdefault(label, {})
+                flag = kind.rsplit(" ", 1)[1]
+                flags.setdefault(flag, []).append(path[len(repo) + 1 if repo else 0 :])
     if head_moves and state.head is not None:
         # The pin is where HEAD goes: what it holds stays. What the root records (its
         # index or HEAD gitlink, the pin in its HEAD's manifest) excuses nothing: a commit
@@ -432,6 +440,26 @@ def observe_local_work(
 
 
 _UNTRACKED = "untracked"
+_HIDDEN = "hidden from git status by"
+
+
+def hidden_changes(
+    runner: Runner, worktree: Path, subject: str, repos: set[str]
+) -> list[tuple[str, str, str]]:
+    """(path, kind, repository) of edited files flagged assume-unchanged or skip-worktree:
+    local work git status cannot see, which `reset --hard` and a checkout write over. A
+    skip-worktree file that is missing is what a sparse checkout leaves, nobody's work."""
+    from qola import verify  # verify reads this module's states
+
+    found = []
+    for entry in verify.flagged_files(runner, worktree, subject):
+        change = verify.file_change(worktree / entry.path, entry.mode, entry.sha)
+        if change is None or change == "deleted":
+            continue
+        repo = max((r for r in repos if entry.path.startswith(r + "/")), key=len, default="")
+        kind = f"{change}, {_HIDDEN} {entry.flag}"
+        found.append((entry.path, kind, repo))
+    return found
 
 
 def half_made_changes(

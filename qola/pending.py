@@ -9,8 +9,9 @@ root's lock, before the first step that can leave state behind, the command writ
 record of the whole edit (`<git dir of the root>/qola/editing`): the pins, old and new;
 the gitlinks that go with them; the commit message (the whole of it) and the HEAD it
 commits on; whether the dependencies move. The record is removed when the command ends,
-however it ends, unless it is killed or stopped by a signal: a record found by a later
-run holding the lock is a killed run's.
+however it ends, unless it is killed or stopped by a signal, or fails once the manifest
+holds the new pins (commands/editing.py): a record found by a later run holding the lock
+is an unfinished run's.
 
 The same command run again finishes exactly that edit and nothing else (no new plan:
 the tracks may have moved since); what is already done is seen, not redone:

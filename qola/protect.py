@@ -36,6 +36,10 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
             # stash works from the index: without one it would see every file as new.
             lines.append(f"  git -C {where} reset -q  # {shown} has no index: one from HEAD, "
                          "the files left as they are")  # fmt: skip
+        for flag, paths in work.hidden.get(label, {}).items():
+            files = " ".join(safetext.shell_word(path) for path in paths)
+            lines.append(f"  git -C {where} update-index --no-{flag} -- {files}"
+                         "  # stash sees them only then")  # fmt: skip
         untracked = " -u" if label in work.untracked else ""
         lines.append(
             f"  git -C {where} stash push{untracked} -m 'before qola'  # the changes in {shown}"
@@ -84,6 +88,10 @@ def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
         if label in work.no_index:
             # stash works from the index: first one made from HEAD, the files left alone.
             runner.run(tree, "reset", "-q", subject=dep.name)
+        for flag, paths in work.hidden.get(label, {}).items():
+            # Flagged files are invisible to stash, and reset --hard writes over them. (One
+            # flag a call: git applies only one of --no-assume-unchanged --no-skip-worktree.)
+            runner.run(tree, "update-index", f"--no-{flag}", "--", *paths, subject=dep.name)
         stash = runner.run(tree, "stash", "create", check=False)
         saved = stash.stdout.strip()
         # An error says something (a merge in progress: "needs merge"). Silence with no
@@ -102,13 +110,13 @@ def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
             saved_trees.append(tree)
             notes.append(
                 f"saved uncommitted changes of {label} as {ref}; "
-                f"restore with: git -C {tree} stash apply {ref}"
+                f"restore with: git -C {safetext.shell_word(str(tree))} stash apply {ref}"
             )
         elif head and any(item.startswith(label + ": ") for item in work.unsaved):
             recovery.save(runner, tree, ref, head, dep.name)
             notes.append(
                 f"saved the commits of {label} as {ref}; "
-                f"restore with: git -C {tree} switch -c rescued {ref}"
+                f"restore with: git -C {safetext.shell_word(str(tree))} switch -c rescued {ref}"
             )
     for tree in saved_trees:
         # Saved: now the tracked changes may go, so that git can move the tree.

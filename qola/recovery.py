@@ -56,7 +56,7 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
-from qola import complete, fetching, gitfiles, leftovers, store
+from qola import complete, fetching, gitfiles, leftovers, safetext, store
 from qola.errors import GitError
 from qola.git import Runner, check_writable
 from qola.manifest import Dep
@@ -183,7 +183,8 @@ def _clear_the_way(
         paths = " ".join(shlex.quote(path) for path in differing)
         notes.append(
             f"saved what {label} held in the way of {target[:12]} as {ref}; "
-            f"restore with: git -C {tree} restore --source={ref} --worktree -- {paths}"
+            f"restore with: git -C {safetext.shell_word(str(tree))} restore --source={ref} "
+            f"--worktree -- {paths}"
         )
     for path in found:
         (tree / path).unlink()
@@ -353,7 +354,7 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
             saved_trees.append(tree)
             notes.append(
                 f"saved what {label} held modified as {ref}; "
-                f"restore with: git -C {tree} stash apply {ref}"
+                f"restore with: git -C {safetext.shell_word(str(tree))} stash apply {ref}"
             )
         unsaved = runner.run(
             tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
@@ -364,7 +365,7 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
             save(runner, tree, ref, unsaved, dep.name)
             notes.append(
                 f"saved the commits of {label} as {ref}; "
-                f"restore with: git -C {tree} switch -c rescued {ref}"
+                f"restore with: git -C {safetext.shell_word(str(tree))} switch -c rescued {ref}"
             )
     for tree in saved_trees:
         runner.run(tree, "reset", "-q", "--hard", subject=dep.name)

@@ -12,7 +12,8 @@ Where (nothing else picks a name):
 - `<git dir of the root>/qola/noop/<key>.json`: the no-op's stamps;
 - the CMake results file, where `--cmake-out` says;
 - `refs/qola/backup/<name>/[<nested path>/]<UTC time>-<pid>-<n>[-<why>]`:
-  saved local work, created only where no ref exists yet;
+  saved local work, created only where no ref exists yet (the nested path with every
+  byte a ref name may not hold as %XX: `ref_path`);
 - `refs/qola/pins/<sha>`: every commit qola checked out in a repository, and
   every pin asked of a mirror;
 - in a `--cache` folder: `<name>-<hash of URL>.git` mirrors and their `.lock`
@@ -117,7 +118,31 @@ def backup_ref(name: str, nested: str = "", why: str = "") -> str:
     micro = int((now % 1) * 1_000_000)
     unique = f"{stamp}.{micro:06d}Z-{os.getpid()}-{next(_serial)}"
     tail = f"{unique}-{why}" if why else unique
-    return f"{backup_prefix(name)}{nested + '/' if nested else ''}{tail}"
+    return f"{backup_prefix(name)}{ref_path(nested) + '/' if nested else ''}{tail}"
+
+
+_REF_SAFE = re.compile(r"[A-Za-z0-9_+,=-]")  # '.' is safe only inside a component (below)
+
+
+def ref_path(path: str) -> str:
+    """A nested path as ref name components git accepts, one per folder, readable where it
+    can be: every byte git refuses (a space, `~^:?*[\\`, a control character), a leading
+    or doubled or final '.', `@{`, a `.lock` ending, anything not ASCII, and '%' itself is
+    %XX. `extern/nested` stays itself; `ext/my lib` is `ext/my%20lib`, `.deps/x` `%2Edeps/x`."""
+    return "/".join(_ref_component(part) for part in path.split("/"))
+
+
+def _ref_component(part: str) -> str:
+    out = []
+    for i, char in enumerate(part):
+        inner_dot = char == "." and 0 < i < len(part) - 1 and part[i - 1] != "." and (
+            part[i:] != ".lock"
+        )
+        if _REF_SAFE.match(char) or inner_dot or (char == "@" and part[i + 1 : i + 2] != "{"):
+            out.append(char)
+        else:
+            out.append("".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogateescape")))
+    return "".join(out)
 
 
 def backup_prefix(name: str) -> str:

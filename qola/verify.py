@@ -368,7 +368,7 @@ def hidden_changes(runner: Runner, worktree: Path, subject: str) -> list[tuple[s
     # here, without filters: a file a clean filter would change is reported, never passed.
     found = []
     for entry in flagged_files(runner, worktree, subject):
-        change = _file_change(worktree / entry.path, entry.mode, entry.sha)
+        change = file_change(worktree / entry.path, entry.mode, entry.sha)
         if change:
             shown = os.fsencode(entry.path).decode("utf-8", errors="replace")  # as git's output
             found.append((shown, f"{change} (hidden by {entry.flag})"))
@@ -431,7 +431,8 @@ def _listed_flagged_files(
     return found
 
 
-def _file_change(file: Path, mode: str, sha: str) -> str | None:
+def file_change(file: Path, mode: str, sha: str) -> str | None:
+    """How a file differs from the blob (and mode) its index entry records, if it does."""
     try:
         data = os.readlink(file).encode() if mode == "120000" else file.read_bytes()
         executable = os.access(file, os.X_OK) and mode != "120000"

@@ -70,6 +70,10 @@ def lines(ways: list[Way]) -> list[str]:
     for way in ways:
         for path in way.paths[:SHOWN]:
             shown = safetext.path(f"{way.label}/{path}")
+            if path in way.repositories:
+                out.append(f"  in the way: {shown} (a repository: checking out "
+                           f"{way.target[:12]} would write into its files)")  # fmt: skip
+                continue
             out.append(f"  in the way: {shown} (ignored: checking out {way.target[:12]} would "
                        "write over it)")  # fmt: skip
         if len(way.paths) > SHOWN:
@@ -83,6 +87,13 @@ def save_commands(ways: list[Way]) -> list[str]:
     out = []
     for way in ways:
         where = safetext.shell_word(str(way.tree))
+        for repository in way.repositories:  # a stash cannot hold a repository
+            moved = safetext.shell_word(str(way.tree / repository))
+            out.append(f"  mv {moved} {moved}.mine  # a repository: --force does not keep it")
+        files = [path for path in way.paths if path not in way.repositories]
+        if not files:
+            continue
+        way = Way(way.label, way.nested, way.tree, way.target, tuple(files))
         paths = " ".join(shlex.quote(path) for path in way.paths[:SHOWN])
         more = f" ...  # and {len(way.paths) - SHOWN} more" if len(way.paths) > SHOWN else ""
         out.append(f"  git -C {where} stash push --all -m 'before qola' -- {paths}{more}"

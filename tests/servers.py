@@ -72,8 +72,42 @@ def git_daemon(base: Path) -> Iterator[int]:
         proc.wait()
 
 
+class PktCut:
+    """Where to stop forwarding a git server's replies: the first pkt-line boundary at or
+    after `limit` bytes. git's side-band packets carry up to 65,515 bytes of pack each, and
+    the client hands a packet's data to unpack-objects only once all of it arrived; how big
+    a packet is depends on how much pack-objects had written when upload-pack read its pipe
+    (on a busy machine, a whole 64 KiB pipe). A cut at a byte count inside the first big
+    packet would leave the client without the commit; a cut at a boundary never does."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.seen = bytearray()
+        self.boundary = 0  # where the next pkt-line starts
+        self.at: int | None = None  # the cut, once known
+
+    def feed(self, data: bytes) -> int | None:
+        """Take the next bytes; return how many of all bytes so far to forward before the
+        cut (None: forward all of them, the cut lies further on)."""
+        self.seen += data
+        while self.at is None and self.boundary + 4 <= len(self.seen):
+            if self.boundary >= self.limit:
+                self.at = self.boundary
+                break
+            try:
+                size = int(self.seen[self.boundary : self.boundary + 4], 16)
+            except ValueError:  # not pkt-lines (no side-band): the plain byte count
+                self.at = max(self.limit, self.boundary)
+                break
+            self.boundary += 4 if size < 4 else size  # flush, delim, response-end: 4 bytes
+        if self.at is None and self.boundary >= self.limit and self.boundary <= len(self.seen):
+            self.at = self.boundary
+        return self.at if self.at is not None and self.at <= len(self.seen) else None
+
+
 class CuttingProxy:
-    """Forwards loopback connections to a port; after `limit` bytes back, drops them."""
+    """Forwards loopback connections to a port; after `limit` bytes back (at the next
+    pkt-line boundary: PktCut), drops them."""
 
     def __init__(self, target: int, limit: int | None) -> None:
         self.target = target
@@ -106,6 +140,7 @@ class CuttingProxy:
             ).start()
 
     def _pump(self, src: socket.socket, dst: socket.socket, limit: int | None) -> None:
+        cut = PktCut(limit) if limit is not None else None
         sent = 0
         try:
             while True:
@@ -113,8 +148,9 @@ class CuttingProxy:
                 if not data:
                     dst.shutdown(socket.SHUT_WR)
                     return
-                if limit is not None and sent + len(data) > limit:
-                    dst.sendall(data[: limit - sent])
+                at = cut.feed(data) if cut is not None else None
+                if at is not None:
+                    dst.sendall(bytes(cut.seen[sent:at]) if cut is not None else b"")
                     self.cut.set()
                     break
                 dst.sendall(data)
@@ -161,10 +197,11 @@ class ThrottlingProxy(CuttingProxy):
 
 
 class StallingProxy:
-    """Forwards loopback connections to a port; after `limit` bytes back on a connection,
-    it stops forwarding and holds the connection open, silent (a server stalled mid-pack,
-    or a fetch a test is about to kill). `limit` is read as each connection opens: set
-    it to None and later connections go through whole. Held ones wait for close()."""
+    """Forwards loopback connections to a port; after `limit` bytes back on a connection (at
+    the next pkt-line boundary: PktCut), it stops forwarding and holds the connection
+    open, silent (a server stalled mid-pack, or a fetch a test is about to kill). `limit`
+    is read as each connection opens: set it to None and later connections go through
+    whole. Held ones wait for close()."""
 
     def __init__(self, target: int, limit: int | None) -> None:
         self.target = target
@@ -202,6 +239,7 @@ class StallingProxy:
             threading.Thread(target=self._pump, args=(upstream, client, limit), daemon=True).start()
 
     def _pump(self, src: socket.socket, dst: socket.socket, limit: int | None) -> None:
+        cut = PktCut(limit) if limit is not None else None
         sent = 0
         try:
             while True:
@@ -209,8 +247,9 @@ class StallingProxy:
                 if not data:
                     dst.shutdown(socket.SHUT_WR)
                     return
-                if limit is not None and sent + len(data) > limit:
-                    dst.sendall(data[: limit - sent])
+                at = cut.feed(data) if cut is not None else None
+                if at is not None and cut is not None:
+                    dst.sendall(bytes(cut.seen[sent:at]))
                     self.held.set()
                     self._stop.wait()  # silent from here on, the connection open
                     return

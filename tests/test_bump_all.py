@@ -260,3 +260,27 @@ def test_bump_all_of_one_pin_says_one_new_commit(make_project, upstream, run_qol
     res = bump_all(run_qola, project, "--no-checkout")
     assert res.exit_code == 0, res.stderr
     assert "qola: qola.toml now pins 1 new commit\n" in res.stderr
+
+
+def test_bump_all_commit_that_git_refuses_after_the_manifest_is_written_is_finished(
+    two_behind, upstream, run_qola
+):
+    """The commit fails (no identity) with the manifest written and the dependencies moved:
+    a rerun planned afresh found every pin "already at" its tip and committed nothing."""
+    git(two_behind.root, "config", "user.name", "")  # git refuses an empty name
+    names = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+    no_identity = dict.fromkeys(names)
+    before = head(two_behind.root)
+    res = run_qola("bump", "--all", "--commit", "-m", str(two_behind.manifest), env=no_identity)
+    assert res.exit_code == 3, res.stderr
+    assert ("qola: qola.toml holds the new pins already; run `qola bump --all --commit` again "
+            "to finish this edit") in res.stderr  # fmt: skip
+    assert head(two_behind.root) == before
+    git(two_behind.root, "config", "--unset", "user.name")  # the user sets one up
+    rerun = bump_all(run_qola, two_behind, "--commit")
+    assert rerun.exit_code == 0, rerun.stderr
+    assert "an earlier `qola bump --all --commit` did not finish; finishing it" in rerun.stderr
+    message = git(two_behind.root, "log", "-1", "--format=%B")
+    assert message.startswith("Bump 2 dependencies: lib, other\n\n")
+    assert git(two_behind.root, "status", "--porcelain") == ""
+    assert head(two_behind.lib) == upstream.lib_tip

@@ -23,8 +23,11 @@ import pytest
 import servers
 from repos import commit_file, git, head, init_repo
 
-FILES = 60  # random 2 KiB files the new commit adds: some 125 KB of pack, 62 objects
-LIMIT = 50_000  # bytes of it the stalling server sends: the commit, its tree, some files
+FILES = 60  # random 3 KiB files the new commit adds: some 190 KB of pack, 62 objects
+# Bytes the stalling server sends, up to the next pkt-line boundary (servers.PktCut): every
+# side-band packet that starts before it arrives whole (the commit, its tree, some files),
+# and a packet holds at most 65,520 bytes, so at most some 115 KB of the pack arrive.
+LIMIT = 50_000
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class Bulky:
 def _random_files(repo: Path, message: str) -> str:
     for i in range(FILES):
         (repo / "data").mkdir(exist_ok=True)
-        (repo / "data" / f"f{i:02}.bin").write_bytes(os.urandom(2048))
+        (repo / "data" / f"f{i:02}.bin").write_bytes(os.urandom(3072))
     git(repo, "add", "data")
     git(repo, "commit", "-q", "-m", message)
     return head(repo)

@@ -8,7 +8,8 @@ with mtimes restored, overrides, nested moves), and then asks, in this order:
 - git itself: does `git -C lib` take lib for its own repository, is HEAD the pin and a
   commit it has, does `git submodule status --recursive` show every nested submodule
   at its gitlink;
-- verify (the slow path): no `missing`, `wrong-commit`, `submodule` or `patches` problem;
+- verify (the slow path): no `missing`, `wrong-commit`, `submodule`, `patches` or `unsafe`
+  problem (`dirty` alone is local modification, which no fast path speaks of);
 - the no-op with its stamp, QoLA.cmake's own checker on the CMake stamp (`cmake -P`),
   the no-op without a stamp, and the full checkout.
 
@@ -42,7 +43,9 @@ from test_cmake import _pypi_cmake
 
 from qola import noop
 
-COMMIT_KINDS = {"missing", "wrong-commit", "submodule", "patches"}
+# The problems that deny "up to date": a repository qola refuses to read (`unsafe`) is no
+# agreement, whatever else verify says of it.
+COMMIT_KINDS = {"missing", "wrong-commit", "submodule", "patches", "unsafe"}
 RANDOM_SEQUENCES = 45
 FIXED_SEED = 834481109  # its sequences once caught verify judging a repository qola won't run in
 

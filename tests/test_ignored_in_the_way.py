@@ -11,6 +11,7 @@ series, and for a repository whose first checkout never finished.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -236,6 +237,112 @@ def test_a_patch_series_that_adds_an_ignored_file_refuses(tmp_path, ups, run_qol
     assert "  in the way: 3rdparty/lib/config.h (ignored: checking out " in res.stderr
     assert head(p.dep) == ups.v1
     assert (p.dep / "config.h").read_bytes() == MINE["config.h"]
+
+
+def _nested_series_adding_config(tmp_path: Path, ups: Upstreams, run_qola) -> Project:
+    """outer at v1 (its nested lib at v1, which ignores config.h, where the user keeps
+    settings); then a patch series for the nested lib that adds config.h."""
+    p = project(tmp_path / "project", "outer", ups.outer, ups.outer_v1, run_qola)
+    (p.dep / "ext" / "lib" / "config.h").write_bytes(MINE["config.h"])
+    patches = p.root / "patches" / "ext" / "lib"
+    patches.mkdir(parents=True)
+    (patches / "0001-config.patch").write_text(
+        "--- /dev/null\n+++ b/config.h\n@@ -0,0 +1 @@\n+#define PATCHED 1\n"
+    )
+    p.manifest.write_text(p.manifest.read_text() + 'patches = "patches"\n')
+    return p
+
+
+def test_a_nested_patch_series_that_adds_an_ignored_file_refuses(tmp_path, ups, run_qola):
+    """The dependency stays; only its nested submodule's series would check config.h out
+    (it had written over the user's with exit 0)."""
+    p = _nested_series_adding_config(tmp_path, ups, run_qola)
+    nested = p.dep / "ext" / "lib"
+    res = run_qola("checkout", "-m", str(p.manifest))
+    assert res.exit_code == 4, res.stderr
+    assert "  in the way: 3rdparty/outer/ext/lib/config.h (ignored: checking out " in res.stderr
+    assert head(nested) == ups.v1
+    assert (nested / "config.h").read_bytes() == MINE["config.h"]
+    again = run_qola("checkout", "-m", str(p.manifest))  # and so on every run: no fast path
+    assert again.exit_code == 4, again.stderr
+
+
+def test_a_nested_patch_series_with_force_keeps_the_ignored_file(tmp_path, ups, run_qola):
+    p = _nested_series_adding_config(tmp_path, ups, run_qola)
+    nested = p.dep / "ext" / "lib"
+    res = run_qola("checkout", "--force", "-m", str(p.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert (nested / "config.h").read_text() == "#define PATCHED 1\n"
+    restore_by_the_printed_command(res.stderr, nested)
+    assert (nested / "config.h").read_bytes() == MINE["config.h"]
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_repository_of_the_users_in_an_ignored_folder_the_pin_tracks_refuses(
+    tmp_path, ups, run_qola, force
+):
+    """The user's own repository at gen/ (ignored); the new pin tracks gen/out.h: git's
+    checkout wrote into that repository's work tree with exit 0, its edit lost."""
+    p = project(tmp_path / "project", "lib", ups.lib, ups.v1, run_qola)
+    git(p.dep, "fetch", "-q", str(ups.lib), ups.v2)
+    mine = init_repo(p.dep / "gen")
+    commit_file(mine, "out.h", "committed by me\n")
+    (mine / "out.h").write_text("my uncommitted edit\n")
+    p.pin(ups.v1, ups.v2)
+    before = work_trees_and_refs(p.root)
+    res = run_qola("checkout", *(["--force"] if force else []), "-m", str(p.manifest))
+    assert res.exit_code == 4, res.stderr
+    if force:
+        assert "3rdparty/lib/gen is a repository, ignored, in the way of " in res.stderr
+    else:
+        assert (f"  in the way: 3rdparty/lib/gen (a repository: checking out {ups.v2[:12]} "
+                "would write into its files)") in res.stderr  # fmt: skip
+        assert f"  mv {p.dep / 'gen'} {p.dep / 'gen'}.mine" in res.stderr
+    assert head(p.dep) == ups.v1
+    assert (mine / "out.h").read_text() == "my uncommitted edit\n"
+    assert work_trees_and_refs(p.root) == before
+
+
+def test_force_over_an_ignored_link_leading_outside_keeps_the_link_and_what_it_leads_to(
+    behind, ups, tmp_path, run_qola
+):
+    """gen, ignored, is a link to a folder of the user's outside the project: --force
+    keeps the link itself, never what is behind it."""
+    (behind.dep / "gen").unlink()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "out.h").write_text("my data\n")
+    (behind.dep / "gen").symlink_to(outside)
+    res = run_qola("checkout", "--force", "-m", str(behind.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert (outside / "out.h").read_text() == "my data\n"  # untouched
+    assert not (behind.dep / "gen").is_symlink()
+    assert (behind.dep / "gen" / "out.h").read_text() == "generated upstream\n"
+
+
+def test_a_file_only_the_users_global_excludes_file_ignores_is_in_the_way(
+    tmp_path, ups, run_qola
+):
+    """my.cfg is ignored by nothing in the repository, only by the user's own
+    core.excludesFile; the new pin tracks it (git writes over it silently all the same)."""
+    p = project(tmp_path / "project", "lib", ups.lib, ups.v1, run_qola)
+    lib = init_repo(tmp_path / "lib")  # lib's v2 plus a tracked my.cfg
+    git(lib, "fetch", "-q", str(ups.lib), ups.v2)
+    git(lib, "checkout", "-q", "--detach", ups.v2)
+    v3 = commit_file(lib, "my.cfg", "upstream settings\n")
+    git(p.dep, "fetch", "-q", str(lib), v3)
+    excludes = tmp_path / "excludes"
+    excludes.write_text("my.cfg\n")
+    config = tmp_path / "global.gitconfig"
+    config.write_text(Path(os.environ["GIT_CONFIG_GLOBAL"]).read_text()
+                      + f"[core]\n\texcludesFile = {excludes}\n")  # fmt: skip
+    (p.dep / "my.cfg").write_text("my settings\n")
+    p.pin(ups.v1, v3)
+    res = run_qola("checkout", "-m", str(p.manifest), env={"GIT_CONFIG_GLOBAL": str(config)})
+    assert res.exit_code == 4, res.stderr
+    assert "  in the way: 3rdparty/lib/my.cfg (ignored: checking out " in res.stderr
+    assert (p.dep / "my.cfg").read_text() == "my settings\n"
+    assert head(p.dep) == ups.v1
 
 
 def test_a_first_checkout_never_finished_does_not_force_over_ignored_files(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import gitpause
@@ -205,3 +206,27 @@ def test_bump_without_commit_killed_while_it_stages_is_staged_by_the_rerun(
     assert f'commit = "{upstream.lib_v2}"' in staged
     assert git(project, "ls-files", "-s", "3rdparty/lib").split()[1] == upstream.lib_v2
     assert "qola: staged qola.toml\n" in res.stderr
+
+
+def test_a_record_whose_pid_now_names_a_live_process_is_still_finished(
+    wrapper, project, run_qola
+):
+    """pids are reused: the killed run's pid may be another process's by the time of the
+    rerun. Only the lock tells a run under way; the rerun (no lock held by anyone) took
+    the record for a live run's, planned afresh, found every pin "already at" its tip and
+    committed nothing, with exit 0."""
+    kill(wrapper, project, AFTER_THE_WRITE, *BUMP_ALL)
+    path = record(project)
+    data = json.loads(path.read_text())
+    other = subprocess.Popen(["sleep", "120"])  # alive, and no qola
+    try:
+        data["pid"] = other.pid
+        path.write_text(json.dumps(data) + "\n")
+        res = run_qola(*BUMP_ALL, "-m", str(project / "qola.toml"))
+    finally:
+        other.kill()
+        other.wait()
+    assert res.exit_code == 0, res.stderr
+    assert "did not finish; finishing it" in res.stderr
+    assert git(project, "log", "-1", "--format=%B") + "\n" == data["message"]
+    assert not path.exists()

@@ -7,6 +7,7 @@ a run killed anywhere in them is finished by the same command run again.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -41,11 +42,35 @@ def recorded(sess: Session, edit: pending.Edit | None, lock_timeout: float) -> I
         try:
             yield
         except Exception:
-            # An error is reported and ends the command: the next run plans anew. Only a
-            # kill, or a signal (KeyboardInterrupt, SystemExit), leaves the edit to finish.
-            pending.end(root)
+            # An error is reported and ends the command: the next run plans anew, unless
+            # the manifest holds the new pins already (a commit refused for want of an
+            # identity, a staging that failed): a plan then finds every pin "already at"
+            # its tip and would commit nothing, so the edit is left to finish, as after a
+            # kill, or a signal (KeyboardInterrupt, SystemExit).
+            left = edit if edit is not None else pending.left_over(root, locked=True)
+            if left is not None and _written(sess, left):
+                sess.note(f"{sess.manifest.path.name} holds the new pins already; run "
+                          f"`{left.command}` again to finish this edit (it writes, stages "
+                          "and commits what this run meant to, and nothing else)")  # fmt: skip
+            else:
+                pending.end(root)
             raise
         pending.end(root)
+
+
+def _written(sess: Session, edit: pending.Edit) -> bool:
+    """Whether the manifest on disk holds the edit's new pins (and some pin moves)."""
+    from qola import moves
+    from qola.errors import QolaError
+
+    deps = {dep.name: dep for dep in sess.manifest.deps}
+    if all(pin.old == pin.new for pin in edit.pins):
+        return False  # nothing tells a written manifest from one not written yet
+    try:
+        _, text = moves.read_manifest(sess.manifest)
+        return moves.edit_pins(sess.manifest, text, edit.pin_map(deps)) == text
+    except (QolaError, OSError, KeyError):
+        return False
 
 
 def left_over(
@@ -54,7 +79,10 @@ def left_over(
     """When a killed run left an edit, a function that finishes it (or, when command is not
     the one that made it, refuses with a RefusedError); None when there is none."""
     root = sess.manifest.root
-    if pending.left_over(root) is None:
+    path = pending.record_path(root)
+    # Whether a record is there, not whether its pid lives: a pid is reused, and a run that
+    # is really under way holds the lock, which finish() waits for before it reads again.
+    if path is None or not os.path.lexists(path):
         return None
 
     def finish(options: Options) -> int:

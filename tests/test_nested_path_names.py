@@ -1,0 +1,114 @@
+"""A nested submodule whose path is no ref name (a space, a leading dot): --force's backup and
+the repair after a kill name their refs from it, and must still save, and finish."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import gitpause
+import procs
+import pytest
+from repos import commit_file, git, head, init_repo
+
+from qola import store
+
+EDIT = "an edit of mine\n"
+
+
+@dataclass(frozen=True)
+class Odd:
+    root: Path
+    nested: Path  # the nested submodule's folder in the checked-out dependency
+    lib_v1: str
+    lib_v2: str
+    nested_v2: str
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "qola.toml"
+
+    def pin_v2(self) -> None:
+        self.manifest.write_text(self.manifest.read_text().replace(self.lib_v1, self.lib_v2))
+
+
+def odd_project(base: Path, path: str) -> Odd:
+    """lib with a nested submodule at path, moved from n1 to n2 by lib's v2; a project
+    pinning lib at v1, checked out."""
+    nested = init_repo(base / "nested")
+    n1 = commit_file(nested, "n.txt", "n1\n")
+    n2 = commit_file(nested, "n.txt", "n2\n")
+    lib = init_repo(base / "lib")
+    commit_file(lib, "README", "lib\n")
+    git(lib, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(nested), path)
+    git(lib / path, "checkout", "-q", n1)
+    git(lib, "add", path)
+    git(lib, "commit", "-q", "-m", "nested at n1")
+    v1 = head(lib)
+    git(lib / path, "checkout", "-q", n2)
+    git(lib, "add", path)
+    v2 = commit_file(lib, "README", "lib 2\n")
+    root = init_repo(base / "project")
+    (root / "qola.toml").write_text(
+        f'[deps.lib]\npath = "3rdparty/lib"\nurl = "{lib}"\ncommit = "{v1}"\n'
+    )
+    (root / ".gitignore").write_text("/3rdparty/\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "pins")
+    first = procs.run("checkout", "-m", str(root / "qola.toml"))
+    assert first.returncode == 0, first.stderr
+    return Odd(root, root / "3rdparty" / "lib" / path, v1, v2, n2)
+
+
+PATHS = ["ext/my lib", ".deps/x"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_force_saves_an_edit_in_a_nested_submodule_whose_path_is_no_ref_name(tmp_path, path):
+    odd = odd_project(tmp_path, path)
+    (odd.nested / "n.txt").write_text(EDIT)
+    odd.pin_v2()
+    res = procs.run("checkout", "--force", "-m", str(odd.manifest))
+    assert res.returncode == 0, res.stderr
+    assert head(odd.nested) == odd.nested_v2
+    [command] = re.findall(r"restore with: (git -C .* stash apply \S+)", res.stderr)
+    ref = shlex.split(command)[-1]
+    assert ref.startswith(store.backup_prefix("lib") + store.ref_path(path) + "/")
+    assert git(odd.nested, "show", f"{ref}:n.txt") + "\n" == EDIT
+    assert shlex.split(command)[:3] == ["git", "-C", str(odd.nested)]  # quoted, pasteable
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_kill_mid_move_is_finished_with_an_edit_in_such_a_nested_submodule(
+    tmp_path, path
+):
+    odd = odd_project(tmp_path, path)
+    odd.pin_v2()
+    wrapper = gitpause.make(tmp_path / "wrapper")
+    killed, _ = gitpause.run_until(wrapper, 0, "checkout", "-m", str(odd.manifest),
+                                   pause_on=f"checkout -q --detach {odd.nested_v2}")  # fmt: skip
+    assert killed
+    (odd.nested / "n.txt").write_text(EDIT)  # the user, in between
+    rerun = procs.run("checkout", "-m", str(odd.manifest))
+    assert rerun.returncode == 0, rerun.stderr
+    assert "finishing its work" in rerun.stderr
+    assert head(odd.nested) == odd.nested_v2
+    [ref] = re.findall(r"stash apply (\S+)", rerun.stderr)
+    assert git(odd.nested, "show", f"{ref}:n.txt") + "\n" == EDIT
+    assert procs.run("verify", "-m", str(odd.manifest)).returncode == 0
+
+
+def test_ref_path_keeps_plain_paths_and_encodes_every_other_byte() -> None:
+    assert store.ref_path("extern/nested") == "extern/nested"
+    assert store.ref_path("a/b.c") == "a/b.c"
+    assert store.ref_path("ext/my lib") == "ext/my%20lib"
+    assert store.ref_path(".deps/x") == "%2Edeps/x"
+    assert store.ref_path("50%") == "50%25"
+    odd = ["a..b", "x.", "c.lock", "@{u}", "é", "~^:?*[\\", "\x01"]
+    names = {store.ref_path(p) for p in odd}
+    assert len(names) == len(odd)  # no two paths share a name
+    for path in odd:
+        ref = store.backup_ref("lib", path)
+        assert git(Path.cwd(), "check-ref-format", ref) == "", ref
