@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import procs
 import pytest
-from repos import snapshot, without_noop_stamps
+from repos import commit_file, git, head, init_repo, snapshot, without_noop_stamps
 
 FOREIGN_UID = 12345
 
@@ -230,3 +231,91 @@ def test_a_config_git_accepts_is_never_called_one_it_does_not(
     assert "not a repository git accepts" not in checkout.stderr
     assert "up to date" in checkout.stdout
     assert without_noop_stamps(snapshot(project.root)) == before
+
+
+# git-lfs, set up as its Debian package and docs/security.md have it (the user's filter.lfs),
+# runs commands that its own config keys name: git-lfs-config(5).
+_LFS_FILTER = (
+    '[filter "lfs"]\n\tclean = git-lfs clean -- %f\n\tsmudge = git-lfs smudge -- %f\n'
+    "\tprocess = git-lfs filter-process\n\trequired = true\n"
+)
+needs_lfs = pytest.mark.skipif(shutil.which("git-lfs") is None, reason="needs git-lfs")
+
+
+@pytest.fixture
+def lfs_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's global config, with LFS set up."""
+    config = tmp_path / "lfs.gitconfig"
+    config.write_text(Path(os.environ["GIT_CONFIG_GLOBAL"]).read_text() + _LFS_FILTER)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    return config
+
+
+@pytest.fixture
+def lfs_project(tmp_path: Path, lfs_user: Path) -> tuple[Path, Path, str, str]:
+    """(project root, upstream, v1 without LFS, v2 tracking data.bin in LFS), lib at v1."""
+    up = init_repo(tmp_path / "up")
+    v1 = commit_file(up, "lib.txt", "v1\n")
+    (up / ".gitattributes").write_text("*.bin filter=lfs diff=lfs merge=lfs -text\n")
+    (up / "data.bin").write_bytes(os.urandom(100))
+    git(up, "add", ".gitattributes", "data.bin")
+    git(up, "commit", "-q", "-m", "v2: lfs")
+    v2 = head(up)
+    root = init_repo(tmp_path / "project")
+    (root / "qola.toml").write_text(
+        f'[deps.lib]\npath = "3rdparty/lib"\nurl = "{up}"\ncommit = "{v1}"\ntrack = "main"\n')
+    (root / ".gitignore").write_text("/3rdparty/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "pins")
+    assert procs.run("checkout", "-q", "-m", str(root / "qola.toml")).returncode == 0
+    return root, up, v1, v2
+
+
+@needs_lfs
+def test_an_lfs_transfer_agent_a_dependencys_config_names_never_runs(lfs_project, marks,
+                                                                    private_tmp):  # fmt: skip
+    root, up, v1, v2 = lfs_project
+    shutil.rmtree(up / ".git" / "lfs")  # the object must be transferred to be smudged
+    lib = root / "3rdparty" / "lib"
+    agent = lib / ".git" / "agent"
+    agent.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marks / 'agent'))}\nexit 1\n")
+    agent.chmod(0o755)
+    append(lib / ".git" / "config", b'[lfs]\n\tstandalonetransferagent = pwn\n'
+           b'[lfs "customtransfer.pwn"]\n\tpath = ' + os.fsencode(str(agent)) + b"\n")
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    chown_tree(root)
+    procs.run("checkout", "-m", str(manifest))  # the object is gone: the smudge may fail
+    procs.run("checkout", "--force", "-m", str(manifest))
+    assert list(marks.iterdir()) == []
+    # The agent is real: plain git, trusting the tree, has git-lfs run it.
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v1)
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v2)
+    assert [p.name for p in marks.iterdir()] == ["agent"]
+
+
+@needs_lfs
+def test_an_lfs_extension_a_dependencys_config_names_never_runs(lfs_project, marks,
+                                                               private_tmp):  # fmt: skip
+    """Its clean command is emptied: git-lfs cannot clean the file, and says so (git
+    failed, exit 3); nothing of the repository's runs."""
+    root, _up, v1, v2 = lfs_project
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    assert procs.run("checkout", "-q", "-m", str(manifest)).returncode == 0
+    lib = root / "3rdparty" / "lib"
+    append(lib / ".git" / "config", b'[lfs "extension.pwn"]\n\tclean = '
+           + leave(marks, "clean") + b"\n\tsmudge = " + leave(marks, "smudge")
+           + b"\n\tpriority = 0\n")  # fmt: skip
+    chown_tree(root)
+    manifest.write_text(manifest.read_text().replace(v2, v1))
+    for command in ("verify", "status", "checkout"):
+        os.utime(lib / "data.bin", (1, 1))  # stat-dirty: git status cleans it again
+        before = snapshot(root)
+        proc = procs.run(command, "-m", str(manifest))
+        assert proc.returncode == 3, (command, proc.stdout + proc.stderr)
+        assert "clean filter 'lfs' failed" in proc.stderr
+        assert snapshot(root) == before
+    assert list(marks.iterdir()) == []
+    git_as_root(lib, "status", "--porcelain")
+    assert [p.name for p in marks.iterdir()] == ["clean;"]  # git-lfs splits on spaces
