@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import configprobe, gitconfig, gitfiles, gitindex, overrides
+from qola import configprobe, fetchtarget, gitconfig, gitfiles, gitindex, overrides
 from qola.gitconfig import Entry
 from qola.overrides import Role, UnsafeConfigError, UnsafeRepositoryError
 
@@ -94,11 +94,15 @@ class Guard:
         role = Role(here=True, fetches=command in _FETCHING, pushes=command in _PUSHING,
                     online=online)  # fmt: skip
         repos = self._repositories(cwd)
+        user = configprobe.user(environ)
+        lfs = fetchtarget.lfs_filter(user)
         local: list[Entry] = []
         for number, repo in enumerate(repos):
             entries = _entries(repo, top=number == 0)
             here = Role(number == 0, role.fetches, role.pushes, role.online)
             overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, cwd), str(cwd), here)
+            url = fetchtarget.target(args, entries) if number == 0 and role.fetches else None
+            fetchtarget.refusal(entries, user, url, str(cwd), here, lfs)
             local += entries
         return _environment(local, online, environ=environ)
 
@@ -115,6 +119,8 @@ class Guard:
                 entries = _entries(repo, top=number == 0)
                 overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, folder),
                                   str(folder), anything)  # fmt: skip
+                fetchtarget.refusal(entries, configprobe.user(), None, str(folder), anything,
+                                    lfs=True)  # fmt: skip
                 local += entries
         return _environment(local, True, always)
 
@@ -158,10 +164,11 @@ def _environment(
 ) -> dict[str, str]:
     user = configprobe.user(environ)
     found, extra = overrides.settings(local, user)
+    targets, secured = fetchtarget.settings(local, user)
     allowed, variables = overrides.transports(local, user, online)
-    result = {**extra, **variables}
+    result = {**extra, **secured, **variables}
     base = len(environment_pairs(environ))
-    result.update(overrides.environment([*found, *allowed, *always], base))
+    result.update(overrides.environment([*found, *targets, *allowed, *always], base))
     return result
 
 
