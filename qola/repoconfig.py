@@ -168,8 +168,20 @@ def _environment(
     allowed, variables = overrides.transports(local, user, online)
     result = {**extra, **secured, **variables}
     base = len(environment_pairs(environ))
-    result.update(overrides.environment([*found, *targets, *allowed, *always], base))
+    pins = [*found, *targets, *allowed, *always]
+    result.update(overrides.environment(pins, base))
+    given = (os.environ if environ is None else environ).get("GIT_CONFIG_PARAMETERS", "")
+    if given.strip() and pins:
+        # git reads GIT_CONFIG_PARAMETERS (the user's `git -c`) after GIT_CONFIG_COUNT
+        # (config.c): the pins go after the user's settings there too, which they keep.
+        result["GIT_CONFIG_PARAMETERS"] = " ".join([given, *(
+            f"{_sq(key)}={_sq(value)}" for key, value in pins)])
     return result
+
+
+def _sq(text: str) -> str:
+    """text quoted as git's sq_quote does, as GIT_CONFIG_PARAMETERS holds it."""
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _entries(repo: _Repo, top: bool) -> tuple[Entry, ...]:
