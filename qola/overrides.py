@@ -46,6 +46,11 @@ _NEUTRAL = {
     ("browser", "cmd"): "",
     ("browser", "path"): "",
     ("guitool", "cmd"): "",
+    # git interpret-trailers (git-interpret-trailers(1)): a trailer's value from a command;
+    # git archive (git-archive(1)): a format's compressor. Empty: fails to start.
+    ("trailer", "cmd"): "",
+    ("trailer", "command"): "",
+    ("tar", "command"): "",
     # git send-email: programs that give addresses, headers, or send (a path as server).
     ("sendemail", "tocmd"): "",
     ("sendemail", "cccmd"): "",

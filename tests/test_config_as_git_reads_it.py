@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -319,3 +320,145 @@ def test_an_lfs_extension_a_dependencys_config_names_never_runs(lfs_project, mar
     assert list(marks.iterdir()) == []
     git_as_root(lib, "status", "--porcelain")
     assert [p.name for p in marks.iterdir()] == ["clean;"]  # git-lfs splits on spaces
+
+
+# Keys of `git help --config` (every key git 2.39 knows, from its manual pages) and of
+# other manual pages (that list omits them) whose name says they may name a program.
+_COMMANDISH = re.compile(r"cmd|command|program|helper|path$|textconv|driver|editor|pager|"
+                         r"askpass|hook|tool|browser|viewer|tunnel|httpd|proxy|server$|"
+                         r"process|clean$|smudge|external|pack$|exec|vcs", re.I)  # fmt: skip
+_OTHER_PAGES = ["trailer.<token>.cmd", "trailer.<token>.command",  # git-interpret-trailers(1)
+                "tar.<format>.command",  # git-archive(1)
+                "filter.<driver>.process", "filter.<driver>.required",  # gitattributes(5)
+                "sendemail.headerCmd", "sendemail.sendmailCmd"]  # git-send-email(1)  # fmt: skip
+# Reviewed: matching the pattern, but naming no program git (or a tool it runs) would run
+# from a repository's config, or covered otherwise; with the reason.
+_NOT_A_COMMAND = {
+    "advice.ignoredhook": "advice", "advice.waitingforeditor": "advice",
+    "advice.addemptypathspec": "advice", "advice.updatesparsepath": "advice",
+    "clone.filtersubmodules": "a boolean", "color.pager": "a boolean",
+    "column.clean": "a layout", "clean.requireforce": "a boolean",
+    "commit.cleanup": "a mode", "commitgraph.maxnewfilters": "a number",
+    "commitgraph.readchangedpaths": "a boolean", "completion.commands": "a list of names",
+    "core.fsmonitorhookversion": "a number", "core.quotepath": "a boolean",
+    "core.hookspath": "qola's own git and qola exec get core.hooksPath=/dev/null",
+    "core.fsmonitor": "qola's own git and qola exec get core.fsmonitor=false",
+    "credential.usehttppath": "a boolean",
+    "diff.<driver>.binary": "a boolean", "diff.<driver>.cachetextconv": "a boolean",
+    "diff.guitool": "a tool's name: its difftool.<tool>.cmd is overridden",
+    "diff.tool": "a tool's name: its difftool.<tool>.cmd is overridden",
+    "merge.guitool": "a tool's name: its mergetool.<tool>.cmd is overridden",
+    "merge.tool": "a tool's name: its mergetool.<tool>.cmd is overridden",
+    "merge.<driver>.name": "a description", "merge.<driver>.recursive": "a driver's name",
+    "difftool.prompt": "a boolean", "difftool.trustexitcode": "a boolean",
+    "mergetool.<tool>.hideresolved": "a boolean", "mergetool.<tool>.trustexitcode": "a boolean",
+    "mergetool.hideresolved": "a boolean", "mergetool.keepbackup": "a boolean",
+    "mergetool.keeptemporaries": "a boolean", "mergetool.meld.hasoutput": "a boolean",
+    "mergetool.meld.useautomerge": "a boolean", "mergetool.vimdiff.layout": "a layout",
+    "mergetool.prompt": "a boolean", "mergetool.writetotemp": "a boolean",
+    "format.coverfromdescription": "a mode", "fsck.fullpathname": "a severity",
+    "fsck.gitmodulespath": "a severity", "receive.fsck.fullpathname": "a severity",
+    "receive.fsck.gitmodulespath": "a severity", "receive.updateserverinfo": "a boolean",
+    "repack.updateserverinfo": "a boolean", "gitcvs.dbdriver": "a Perl DBI driver's name",
+    "gitweb.description": "text", "branch.<name>.description": "text",
+    "guitool.<name>.argprompt": "text", "guitool.<name>.confirm": "a boolean",
+    "guitool.<name>.needsfile": "a boolean", "guitool.<name>.noconsole": "a boolean",
+    "guitool.<name>.norescan": "a boolean", "guitool.<name>.prompt": "text",
+    "guitool.<name>.revprompt": "text", "guitool.<name>.revunmerged": "a boolean",
+    "guitool.<name>.title": "text",
+    "help.htmlpath": "a folder of pages (help.browser, which opens them, is overridden)",
+    "instaweb.modulepath": "a folder of modules (instaweb.httpd is overridden)",
+    "include.path": "followed by git's listing: its settings are overridden like any",
+    "includeif.<condition>.path": "followed by git's listing: its settings are overridden",
+    "http.proxyauthmethod": "a method's name", "remote.<name>.proxyauthmethod": "a method",
+    "http.proxysslcertpasswordprotected": "a boolean",
+    "notes.rewrite.<command>": "a boolean per command", "pager.<cmd>": "overridden: below",
+    "rebase.abbreviatecommands": "a boolean", "rebase.rescheduledfailedexec": "a boolean",
+    "rebase.reschedulefailedexec": "a boolean", "status.relativepaths": "a boolean",
+    "remote.<name>.partialclonefilter": "a filter spec: the lazy fetch is the transports'",
+    "remote.<name>.uploadpack": "refused where git would run it (no override is possible)",
+    "remote.<name>.receivepack": "refused where git would run it (no override is possible)",
+    "remote.<name>.vcs": "a remote helper: a transport, pinned to never (Transports)",
+    "sendemail.smtpserveroption": "options", "sendemail.smtpserverport": "a port",
+    "sendemail.smtpsslcertpath": "a file of certificates",
+    "uploadpack.allowanysha1inwant": "a boolean", "uploadpack.allowfilter": "a boolean",
+    "uploadpack.allowreachablesha1inwant": "a boolean", "uploadpack.allowrefinwant": "a boolean",
+    "uploadpack.allowtipsha1inwant": "a boolean", "uploadpack.hiderefs": "refs",
+    "uploadpack.keepalive": "a number", "uploadpackfilter.<filter>.allow": "a boolean",
+    "uploadpackfilter.allow": "a boolean", "uploadpackfilter.tree.maxdepth": "a number",
+    "uploadpack.packobjectshook": "read only from the system, global and command-line config",
+    "http.sslcapath": "refused where git may make a request (tests/test_fetch_target.py)",
+    "http.proxysslcainfo": "refused where git may make a request",
+    "http.proxysslcert": "refused where git may make a request",
+    "http.proxysslkey": "refused where git may make a request",
+    "bundle.*": "bundle lists: git 2.39 reads them only in git clone --bundle-uri",
+    "bundle.<id>.*": "bundle lists: git 2.39 reads them only in git clone --bundle-uri",
+    "feature.*": "booleans", "fetch.fsck.<msg-id>": "a severity",
+    "pretty.<name>": "a format", "remotes.<group>": "remote names",
+}
+
+
+def _instance(key: str) -> str:
+    """A key as a config would spell it: placeholders given a name."""
+    key = key.replace("<format>", "openpgp")  # gpg.<format>.*: openpgp, x509 or ssh
+    key = re.sub(r"<[^>]+>", "x", key)
+    return key[:-1] + "x" if key.endswith("*") else key
+
+
+def _overridden(name: str) -> bool:
+    from qola import fetchtarget, overrides
+    from qola.gitconfig import entry_of
+
+    entry = entry_of(name.lower() if "." not in name[:-1] else name, "value")
+    entry = entry._replace(section=entry.section.lower(), key=entry.key.lower())
+    pairs, extra = overrides.settings([entry], [])
+    more, env = fetchtarget.settings([entry], [])
+    names = {key.lower() for key, _ in [*pairs, *more]}
+    if (entry.section, entry.key) == ("credential", "helper"):
+        return ("credential.helper", "") in pairs  # the list emptied, then the user's
+    return entry.name.lower() in names or bool(extra) or bool(env)
+
+
+def test_every_key_git_documents_as_naming_a_program_is_overridden_or_reviewed():
+    listed = subprocess.run(["git", "help", "--config"], capture_output=True, text=True,
+                            check=True).stdout.split()  # fmt: skip
+    assert "core.sshCommand" in listed and len(listed) > 500
+    keys = [k for k in [*listed, *_OTHER_PAGES] if _COMMANDISH.search(k.rsplit(".", 1)[-1])
+            or k.endswith((".*", ">"))]  # fmt: skip
+    missing = []
+    for key in keys:
+        if key.lower() in _NOT_A_COMMAND:
+            continue
+        if key.endswith(".*") or key.endswith(">"):
+            # A wildcard: alias.*, credential.<url>.*, http.<url>.*, pager.<cmd> ...
+            samples = {"alias.*": ["alias.x"], "pager.<cmd>": ["pager.log"],
+                       "credential.<url>.*": ["credential.https://x.helper"],
+                       "http.<url>.*": ["http.https://x.proxy", "http.https://x.sslverify"],
+                       "sendemail.<identity>.*": ["sendemail.x.tocmd", "sendemail.x.cccmd"],
+                       }.get(key, [])  # fmt: skip
+            if not samples and key.endswith(".*"):
+                missing.append(key)
+            missing += [s for s in samples if not _overridden(s)]
+        elif not _overridden(_instance(key)):
+            missing.append(key)
+    assert missing == [], missing
+
+
+def test_exec_runs_no_trailer_or_archive_command_of_the_tree(pinned_by_qola, marks, private_tmp,
+                                                             tmp_path):  # fmt: skip
+    """git interpret-trailers and git archive, in a build step under qola exec: neither
+    the dependency's trailer.<token>.cmd nor the root's tar.<format>.command runs."""
+    project = pinned_by_qola
+    append(project.lib / ".git" / "config",
+           b'[trailer "sign"]\n\tcmd = ' + leave(marks, "trailer", "echo") + b"\n")  # fmt: skip
+    append(project.root / ".git" / "config",
+           b'[tar "tgz"]\n\tcommand = ' + leave(marks, "tar", "gzip -cn") + b"\n")  # fmt: skip
+    chown_tree(project.root)
+    steps = (["git", "-C", str(project.lib), "interpret-trailers", "--trailer", "sign=x"],
+             ["git", "-C", str(project.root), "archive", "--format=tgz", "-o",
+              str(tmp_path / "dist.tgz"), "HEAD"])  # fmt: skip
+    for step in steps:
+        procs.run("exec", "-m", str(project.manifest), "--", *step)
+    assert list(marks.iterdir()) == []
+    git_as_root(project.root, "archive", "--format=tgz", "-o", str(tmp_path / "d.tgz"), "HEAD")
+    assert [p.name for p in marks.iterdir()] == ["tar"]
