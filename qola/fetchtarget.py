@@ -159,3 +159,27 @@ def target(args: Sequence[str], local: Sequence[Entry]) -> str | None:
 def lfs_filter(user: Sequence[Entry]) -> bool:
     """Whether the user's config runs git-lfs as a filter (so git-lfs may make requests)."""
     return any(e.section == "filter" and e.subsection == "lfs" for e in user)
+
+
+def promisor_refusal(local: Sequence[Entry], user: Sequence[Entry], sources: set[str],
+                     cwd: str) -> None:  # fmt: skip
+    """Raise UnsafeConfigError where the repository is a partial clone whose promisor
+    remote (which git fetches missing objects from, lazily, in any command) is not a URL
+    qola fetches from, or is one its own insteadOf rewrites."""
+    named = [e.text for e in local if (e.section, e.subsection, e.key)
+             == ("extensions", None, "partialclone")]  # fmt: skip
+    named += [e.subsection for e in local if e.section == "remote" and e.key == "promisor"
+              and e.subsection is not None and e.text.lower() in ("true", "yes", "on", "1", "")]
+    for name in dict.fromkeys(named):
+        urls = [e for e in local if (e.section, e.subsection, e.key) == ("remote", name, "url")]
+        for entry in urls[:1]:  # git fetches from the first
+            if entry.text not in sources:
+                raise UnsafeConfigError(
+                    cwd,
+                    f"{entry.origin} makes this a partial clone whose promisor remote "
+                    f"{name!r} is {entry.text}, which no manifest URL names; git would fetch "
+                    "every missing object from it, with your credentials",
+                    f"if you trust it, name it in the manifest, or set the manifest's URL "
+                    f"(git config --file {entry.origin} {entry.name} <url>), and run again",
+                )
+            _check_rewrite(local, user, entry.text, cwd)

@@ -77,6 +77,10 @@ class Guard:
 
     _cache: dict[str, _Known] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # The URLs qola fetches from (the manifest's, the nested ones resolved from them): a
+    # partial clone's promisor remote must be one, where git may fetch lazily. Empty: a
+    # Runner of no manifest's, which checks nothing.
+    sources: set[str] = field(default_factory=set)
 
     def overrides(
         self,
@@ -103,6 +107,8 @@ class Guard:
             overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, cwd), str(cwd), here)
             url = fetchtarget.target(args, entries) if number == 0 and role.fetches else None
             fetchtarget.refusal(entries, user, url, str(cwd), here, lfs)
+            if online and self.sources:
+                fetchtarget.promisor_refusal(entries, user, self.sources, str(cwd))
             local += entries
         return _environment(local, online, environ=environ)
 
@@ -138,6 +144,8 @@ class Guard:
         if known is not None and signature(known.watched) == known.stats:
             return known.repos
         visit = _Visit(Path(key))
+        # The .git (a file naming the git dir, or the folder) says which repository it is.
+        visit.watched.append(os.path.join(key, ".git"))
         found = _repository(Path(key))
         if found is not None:
             visit.repository(str(found[0]), str(found[1]) if found[1] else None, 0)
@@ -199,7 +207,7 @@ def _entries(repo: _Repo, top: bool) -> tuple[Entry, ...]:
 def _listing(repo: _Repo) -> configprobe.Listing:
     """git's listing of the repository's config, made again only when a file it was read
     from (or could read) changed."""
-    key = "\0".join((repo.cwd, *repo.flags))
+    key = "\0".join((repo.cwd, repo.gitdir, repo.common, *repo.flags))
     with _LISTINGS_LOCK:
         known = _LISTINGS.get(key)
     if known is not None and signature(known[1].watched) == known[0]:
@@ -360,7 +368,9 @@ def _explicit_git_dir(cwd: str) -> list[str]:
 
 
 def signature(paths: Iterable[str]) -> tuple[object, ...]:
-    """What says each path has not changed: (mtime, size, inode, mode), None when missing."""
+    """What says each path has not changed: (mtime, ctime, size, device, inode, mode), None
+    when missing. The ctime, which no one but the kernel sets, catches a file rewritten in
+    place with its size kept and its mtime put back."""
     found: list[object] = []
     for path in paths:
         try:
@@ -368,7 +378,8 @@ def signature(paths: Iterable[str]) -> tuple[object, ...]:
         except OSError:
             found.append(None)
             continue
-        found.append((info.st_mtime_ns, info.st_size, info.st_ino, info.st_mode))
+        found.append((info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_dev,
+                      info.st_ino, info.st_mode))  # fmt: skip
     return tuple(found)
 
 

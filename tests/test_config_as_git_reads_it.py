@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 import procs
@@ -462,3 +463,77 @@ def test_exec_runs_no_trailer_or_archive_command_of_the_tree(pinned_by_qola, mar
     assert list(marks.iterdir()) == []
     git_as_root(project.root, "archive", "--format=tgz", "-o", str(tmp_path / "d.tgz"), "HEAD")
     assert [p.name for p in marks.iterdir()] == ["tar"]
+
+
+def _overridden_keys(guard, repo: Path) -> set[str]:
+    env = guard.overrides(repo, ["status"])
+    return {v for k, v in env.items() if k.startswith("GIT_CONFIG_KEY_")}
+
+
+def test_a_config_rewritten_in_place_with_its_mtime_put_back_is_listed_again(tmp_path):
+    """Same inode, same size, the mtime put back (as an owner rewriting it concurrently
+    can): the ctime, which only the kernel sets, says it changed."""
+    from qola.repoconfig import Guard
+
+    repo = init_repo(tmp_path / "repo")
+    config = repo / ".git" / "config"
+    text = b'[filter "p"]\n\tsmudge = touch pwned; cat\n'
+    pad = b"#" + b"x" * (len(text) - 2) + b"\n"
+    config.write_bytes(config.read_bytes() + pad)
+    guard = Guard()
+    assert "filter.p.smudge" not in _overridden_keys(guard, repo)
+    info = os.stat(config)
+    with config.open("r+b") as data:
+        data.seek(info.st_size - len(pad))
+        data.write(text)
+    os.utime(config, ns=(info.st_atime_ns, info.st_mtime_ns))
+    after = os.stat(config)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (info.st_ino, info.st_size,
+                                                                 info.st_mtime_ns)  # fmt: skip
+    assert "filter.p.smudge" in _overridden_keys(guard, repo)
+
+
+def test_a_git_file_retargeted_after_the_listing_is_listed_again(tmp_path):
+    from qola.repoconfig import Guard
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name, extra in (("a.git", b""), ("b.git", b'[filter "p"]\n\tsmudge = touch pwned\n')):
+        git(tmp_path, "init", "-q", "--separate-git-dir", str(tmp_path / name), str(tree))
+        append(tmp_path / name / "config", extra)
+    (tree / ".git").write_text(f"gitdir: {tmp_path / 'a.git'}\n")
+    guard = Guard()
+    assert "filter.p.smudge" not in _overridden_keys(guard, tree)
+    (tree / ".git").write_text(f"gitdir: {tmp_path / 'b.git'}\n")
+    assert "filter.p.smudge" in _overridden_keys(guard, tree)
+
+
+def test_a_config_include_that_is_a_fifo_is_refused(tmp_path):
+    """git reads a FIFO again in every command, and gets what its writer gives it then:
+    what the listing read proves nothing."""
+    import threading
+
+    from qola.repoconfig import Guard, UnsafeConfigError
+
+    repo = init_repo(tmp_path / "repo")
+    fifo = repo / ".git" / "inc"
+    os.mkfifo(fifo)
+    append(repo / ".git" / "config", b"[include]\n\tpath = inc\n")
+    stop = threading.Event()
+
+    def serve() -> None:
+        with suppress(OSError):  # the last reader went away mid-write
+            while not stop.is_set():
+                with open(fifo, "wb") as out:
+                    out.write(b"[x]\n\ty = 1\n")
+
+    writer = threading.Thread(target=serve, daemon=True)
+    writer.start()
+    try:
+        with pytest.raises(UnsafeConfigError) as refused:
+            Guard().overrides(repo, ["status"])
+    finally:
+        stop.set()
+        with suppress(OSError):
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    assert f"{fifo} is a FIFO" in str(refused.value)

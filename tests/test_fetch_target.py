@@ -20,7 +20,7 @@ from pathlib import Path
 
 import procs
 import pytest
-from repos import git, snapshot
+from repos import commit_file, git, head, init_repo, snapshot
 from servers import free_port
 
 FOREIGN_UID = 12345
@@ -187,3 +187,75 @@ def test_a_dependencys_transport_settings_are_the_users_under_exec(pinned_by_qol
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n") == ["true", "initial", "", "", "none", "a:1:127.0.0.1", "",
                                        ""]  # fmt: skip
+
+
+def test_a_relative_nested_url_resolves_against_the_manifests_url(
+    tmp_path, listener, private_tmp
+):
+    """`../nested` in the dependency's .gitmodules is the manifest URL's sibling, as the
+    upstream meant it, not that of the remote.origin.url the dependency's config gives."""
+    nested = init_repo(tmp_path / "nested")
+    commit_file(nested, "n.txt", "n1\n")
+    up = init_repo(tmp_path / "up")
+    commit_file(up, "lib.txt", "v1\n")
+    git(up, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "../nested",
+        "extern/nested")  # fmt: skip
+    git(up, "commit", "-q", "-m", "nested at n1")
+    v1 = head(up)
+    n2 = commit_file(nested, "n.txt", "n2\n")
+    git(up / "extern" / "nested", "fetch", "-q")
+    git(up / "extern" / "nested", "checkout", "-q", n2)
+    git(up, "commit", "-q", "-am", "nested at n2")
+    v2 = head(up)
+    root = init_repo(tmp_path / "project")
+    manifest = root / "qola.toml"
+    manifest.write_text(f'[deps.lib]\npath = "3rdparty/lib"\nurl = "{up}"\ncommit = "{v1}"\n')
+    (root / ".gitignore").write_text("/3rdparty/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "pins")
+    assert procs.run("checkout", "-q", "-m", str(manifest)).returncode == 0
+    lib = root / "3rdparty" / "lib"
+    git(lib, "config", "remote.origin.url", f"http://127.0.0.1:{listener.port}/evil/lib")
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    chown_tree(root)
+    proc = procs.run("checkout", "-m", str(manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert listener.connections == 0
+    assert (lib / "extern" / "nested" / "n.txt").read_text() == "n2\n"
+    verified = procs.run("verify", "-m", str(manifest))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_partial_clone_whose_promisor_is_not_the_manifests_fetches_nothing_lazily(
+    pinned_by_qola, upstream, listener, private_tmp
+):
+    """Its missing objects would be fetched, in any git command, from wherever its own
+    config's promisor remote says: refused where transports are allowed."""
+    project = pinned_by_qola
+    lib = project.lib
+    pack_folder = lib / ".git" / "objects" / "pack"
+    for pack in sorted(pack_folder.glob("*.pack")):
+        moved = pack.with_suffix(".moved")
+        pack.rename(moved)
+        pack.with_suffix(".idx").unlink()
+        with moved.open("rb") as data:
+            subprocess.run(["git", "-C", str(lib), "unpack-objects", "-q"], stdin=data,
+                           check=True)  # fmt: skip
+        moved.unlink()
+    tree = git(lib, "rev-parse", "HEAD^{tree}")
+    (lib / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    evil = f"http://127.0.0.1:{listener.port}/steal"
+    for key, value in (("core.repositoryformatversion", "1"), ("extensions.partialClone",
+                       "origin"), ("remote.origin.promisor", "true"),
+                       ("remote.origin.url", evil)):  # fmt: skip
+        git(lib, "config", key, value)
+    project.set_pin(upstream.lib_v2, upstream.lib_tip)
+    chown_tree(project.root)
+    before = snapshot(project.root)
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert f"whose promisor remote 'origin' is {evil}, which no manifest URL names" in proc.stderr
+    assert listener.connections == 0
+    assert snapshot(project.root) == before
+    as_root(lib, "status", "--porcelain")
+    assert listener.connections > 0
