@@ -175,16 +175,35 @@ def _absolute(entry: Entry, cwd: str) -> Entry:
 
 
 def include_target(value: str, including: str) -> str | None:
-    """Where an include points, as git's handle_path_include() resolves it (None: a
-    `%(prefix)/` path, or `~` without a home)."""
+    """Where an include points, as git's handle_path_include() resolves it (None: `~`
+    without a home, or a `%(prefix)/` git does not resolve)."""
     if value.startswith("~"):
         expanded = os.path.expanduser(value)  # ~/ from $HOME, ~user/ from the password file
         if expanded.startswith("~"):
             return None
         value = expanded
-    elif value.startswith("%(prefix)/"):
-        return None
+    elif value.startswith(_PREFIX):
+        prefix = _git_prefix()
+        if prefix is None:
+            return None
+        value = os.path.join(prefix, value[len(_PREFIX):])
     return value if os.path.isabs(value) else os.path.join(os.path.dirname(including), value)
+
+
+_PREFIX = "%(prefix)/"
+_PREFIXES: list[str | None] = []
+
+
+def _git_prefix() -> str | None:
+    """Where git's `%(prefix)/` leads (its install prefix, or the runtime one), as git
+    itself resolves a path setting; asked once per process."""
+    if not _PREFIXES:
+        args = ("config", "--file", os.devnull, "--type=path", "--default", _PREFIX, "--get",
+                "qola.prefix")  # fmt: skip
+        status, out, _ = _git([], args, _environment(None))
+        text = out.decode("utf-8", "surrogateescape").rstrip("\n")
+        _PREFIXES.append(text if status == 0 and os.path.isabs(text) else None)
+    return _PREFIXES[0]
 
 
 def read_text(data: bytes, path: str | None, includes: bool) -> list[Entry]:

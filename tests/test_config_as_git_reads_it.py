@@ -537,3 +537,19 @@ def test_a_config_include_that_is_a_fifo_is_refused(tmp_path):
         with suppress(OSError):
             os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
     assert f"{fifo} is a FIFO" in str(refused.value)
+
+
+def test_an_include_under_gits_prefix_is_read_as_git_reads_it(behind_pin, upstream,
+                                                              private_tmp):  # fmt: skip
+    """`%(prefix)/` is git's install prefix: git lists the config (the file is not there:
+    nothing is included), so qola neither fails the checkout nor calls it unsafe."""
+    project = behind_pin
+    append(project.lib / ".git" / "config",
+           b"[include]\n\tpath = %(prefix)/etc/qola-test-no-such-file.inc\n")  # fmt: skip
+    subprocess.run(["git", "-C", str(project.lib), "config", "--list", "--includes"],
+                   check=True, capture_output=True)  # fmt: skip
+    chown_tree(project.root)
+    checkout = procs.run("checkout", "-m", str(project.manifest))
+    assert checkout.returncode == 0, checkout.stderr
+    verified = procs.run("verify", "-m", str(project.manifest))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
