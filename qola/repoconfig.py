@@ -177,6 +177,8 @@ def _environment(
     result = {**extra, **secured, **variables}
     base = len(environment_pairs(environ))
     pins = [*found, *targets, *allowed, *always]
+    if not _fits(pins):
+        pins = _spilled(pins)
     result.update(overrides.environment(pins, base))
     given = (os.environ if environ is None else environ).get("GIT_CONFIG_PARAMETERS", "")
     if given.strip() and pins:
@@ -185,6 +187,54 @@ def _environment(
         result["GIT_CONFIG_PARAMETERS"] = " ".join([given, *(
             f"{_sq(key)}={_sq(value)}" for key, value in pins)])
     return result
+
+
+# What one variable may hold for exec to take it (Linux: MAX_ARG_STRLEN, 128 KiB), and all of
+# them: far below ARG_MAX (2 MiB at least), which the rest of the environment shares.
+_MAX_VARIABLE = 32 * 1024
+_MAX_OVERRIDES = 256 * 1024
+_SPILLED: dict[str, str] = {}  # config text -> the file holding it
+_SPILL_LOCK = threading.Lock()
+
+
+def _fits(pins: Sequence[tuple[str, str]]) -> bool:
+    """Whether exec takes the pins as GIT_CONFIG_KEY_n/VALUE_n variables."""
+    sizes = [len(os.fsencode(k)) + len(os.fsencode(v)) + 40 for k, v in pins]
+    return all(size <= _MAX_VARIABLE for size in sizes) and sum(sizes) <= _MAX_OVERRIDES
+
+
+def _spilled(pins: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """pins, as one include.path (read in the command scope, in order) of a file in a
+    folder of qola's own, removed when the process ends: what a repository's config too
+    large for exec (a 200 KB subsection) is overridden with instead of git not starting."""
+    import atexit
+    import shutil
+    import tempfile
+
+    text = "".join(_config_line(key, value) for key, value in pins)
+    with _SPILL_LOCK:
+        path = _SPILLED.get(text)
+        if path is None:
+            if not _SPILLED:
+                folder = tempfile.mkdtemp(prefix="qola-overrides-")
+                atexit.register(shutil.rmtree, folder, True)
+                _SPILLED[""] = folder
+            path = os.path.join(_SPILLED[""], f"{len(_SPILLED)}.config")
+            with open(path, "x", encoding="utf-8", errors="surrogateescape") as out:
+                out.write(text)
+            _SPILLED[text] = path
+    return [("include.path", path)]
+
+
+def _config_line(key: str, value: str) -> str:
+    """One setting as config text git reads back exactly: [section "sub"] key = "value"."""
+    section, _, rest = key.partition(".")
+    sub, dot, name = rest.rpartition(".")
+    quoted = sub.replace("\\", "\\\\").replace('"', '\\"')
+    header = f'[{section} "{quoted}"]' if dot else f"[{section}]"
+    escaped = (value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+               .replace("\t", "\\t"))  # fmt: skip
+    return f'{header}\n\t{name} = "{escaped}"\n'
 
 
 def _sq(text: str) -> str:
