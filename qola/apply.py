@@ -174,8 +174,10 @@ def _clear_ways(
 
 
 def _url(runner: Runner, worktree: Path, dep: Dep) -> str:
-    """Where the dependency came from: relative nested URLs resolve against it."""
-    return modules.origin_url(worktree, runner) or dep.url
+    """Where the dependency comes from, which relative nested URLs resolve against: the
+    manifest's URL, never the remote.origin.url of the dependency's own config (which
+    would choose where the nested fetches go)."""
+    return dep.url
 
 
 def _build(

@@ -84,9 +84,11 @@ def repository(cwd: str, explicit_git_dir: list[str], common: str, gitdir: str) 
     """The config of the repository git finds at cwd (with explicit_git_dir, as the
     Runner passes it), includes followed whatever their condition."""
     where = ["-C", cwd, *explicit_git_dir]
-    status, out, err = _git(where, _LIST, _environment(cwd))
     watched = [os.path.join(common, "config"), os.path.join(gitdir, "config.worktree"),
                os.path.join(gitdir, "commondir")]  # fmt: skip
+    for path in watched[:2]:
+        _regular(path, cwd)
+    status, out, err = _git(where, _LIST, _environment(cwd))
     if status != 0:
         if "not a git repository" in err:
             return Listing((), tuple(watched), False)
@@ -94,6 +96,30 @@ def repository(cwd: str, explicit_git_dir: list[str], common: str, gitdir: str) 
     listed = [e for e in parse_listing(out, True) if e.scope in _REPOSITORY_SCOPES]
     entries = _with_every_include(listed, cwd, where, watched)
     return Listing(tuple(entries), tuple(dict.fromkeys(watched)), True)
+
+
+class IrregularConfig(UnsafeConfigError):
+    """A config file that is a FIFO, a socket or a device: git would read it again, and
+    get other text, in every command; what the listing said of it proves nothing."""
+
+
+def _regular(path: str, cwd: str) -> None:
+    """Raise IrregularConfig where path (a config git reads, or would) is there and is no
+    regular file nor a folder (a folder: git refuses it, and says so)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise IrregularConfig(
+            cwd,
+            f"{path} is {kind}: git reads a config again in every command, and may get "
+            "other settings from it each time, so qola cannot know what git would run",
+            "make it a regular file (or remove it) and run again",
+        )
 
 
 def _failed(where: str, err: str, status: int | None) -> ListingError:
@@ -128,6 +154,8 @@ def _with_every_include(
                                "cannot resolve", "use an absolute path or one relative to the "
                                "including file")  # fmt: skip
         watched.append(target)
+        if where:  # a repository's (the user's own config, listed with no where, is theirs)
+            _regular(target, cwd)
         if target in read or not os.path.isfile(target) or depth >= _MAX_INCLUDE_DEPTH:
             continue
         args = ("config", "--file", target, *_LIST[1:])
@@ -147,16 +175,35 @@ def _absolute(entry: Entry, cwd: str) -> Entry:
 
 
 def include_target(value: str, including: str) -> str | None:
-    """Where an include points, as git's handle_path_include() resolves it (None: a
-    `%(prefix)/` path, or `~` without a home)."""
+    """Where an include points, as git's handle_path_include() resolves it (None: `~`
+    without a home, or a `%(prefix)/` git does not resolve)."""
     if value.startswith("~"):
         expanded = os.path.expanduser(value)  # ~/ from $HOME, ~user/ from the password file
         if expanded.startswith("~"):
             return None
         value = expanded
-    elif value.startswith("%(prefix)/"):
-        return None
+    elif value.startswith(_PREFIX):
+        prefix = _git_prefix()
+        if prefix is None:
+            return None
+        value = os.path.join(prefix, value[len(_PREFIX):])
     return value if os.path.isabs(value) else os.path.join(os.path.dirname(including), value)
+
+
+_PREFIX = "%(prefix)/"
+_PREFIXES: list[str | None] = []
+
+
+def _git_prefix() -> str | None:
+    """Where git's `%(prefix)/` leads (its install prefix, or the runtime one), as git
+    itself resolves a path setting; asked once per process."""
+    if not _PREFIXES:
+        args = ("config", "--file", os.devnull, "--type=path", "--default", _PREFIX, "--get",
+                "qola.prefix")  # fmt: skip
+        status, out, _ = _git([], args, _environment(None))
+        text = out.decode("utf-8", "surrogateescape").rstrip("\n")
+        _PREFIXES.append(text if status == 0 and os.path.isabs(text) else None)
+    return _PREFIXES[0]
 
 
 def read_text(data: bytes, path: str | None, includes: bool) -> list[Entry]:

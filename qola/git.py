@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +125,10 @@ class Runner:
 
     def __post_init__(self) -> None:
         self._guard = Guard()
+
+    def expect_sources(self, urls: Iterable[str]) -> None:
+        """URLs qola fetches from: a partial clone's promisor remote must be one of them."""
+        self._guard.sources.update(urls)
 
     def trust_first(self, folders: list[Path]) -> None:
         """Trust now, in one step, the repositories among folders that git will run in:

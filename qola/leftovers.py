@@ -116,8 +116,9 @@ def keep(runner: Runner, tree: Path, paths: list[str], target: str, subject: str
                        *paths[start : start + _CHUNK], subject=subject, env=env)  # fmt: skip
         saved = runner.run(tree, "write-tree", subject=subject, env=env).stdout.strip()
     message = f"qola: files in the way of {target}, kept before the move was finished"
-    return runner.run(tree, "commit-tree", saved, "-m", message, subject=subject,
-                      env=_SAVER).stdout.strip()  # fmt: skip
+    # qola's own commit, never signed (commit-tree reads no commit.gpgSign; said anyway).
+    return runner.run(tree, "commit-tree", "--no-gpg-sign", saved, "-m", message,
+                      subject=subject, env=_SAVER).stdout.strip()  # fmt: skip
 
 
 def clear(tree: Path, paths: list[str]) -> None:

@@ -197,6 +197,14 @@ def _with_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
     return BOM + edited if text.startswith(BOM) else edited
 
 
+def _signing(runner: Runner, root: Path) -> list[str]:
+    """The commit is the user's, made as `git commit` would: signed where commit.gpgSign
+    says so (git commit-tree, plumbing, reads it not). The program is the user's own or
+    git's built-in one: a repository's gpg.program is overridden."""
+    said = runner.run(root, "config", "--type=bool", "--get", "commit.gpgsign", check=False)
+    return ["-S"] if said.stdout.strip() == "true" else ["--no-gpg-sign"]
+
+
 def _write_blob(runner: Runner, root: Path, text: str) -> str:
     """Write text into the root's object store as it is; its blob's SHA."""
     with tempfile.TemporaryDirectory(prefix="qola-stage-") as folder:
@@ -293,7 +301,8 @@ def commit(
             staging = [f"{mode},{blob},{rel}", *links]
         # else: the user staged the manifest's removal, which stays staged.
     parents = ["-p", parent] if parent is not None else []
-    sha = runner.run(root, "commit-tree", tree, *parents, "-m", move_message).stdout.strip()
+    sha = runner.run(root, "commit-tree", *_signing(runner, root), tree, *parents, "-m",
+                     move_message).stdout.strip()  # fmt: skip
     # The real index: manifest and gitlinks in one write, before HEAD moves.
     if staging:
         runner.run(root, "update-index", "--add", *_cacheinfo(staging))

@@ -131,8 +131,7 @@ def ways(ctx: Context, tree: Path, commit: str, url: str, prefix: str = "") -> l
             way = found_ways.of(ctx.runner, sub_tree, link.sha, ctx.subject,
                                 f"{ctx.dep_path}/{path}", path)  # fmt: skip
             found += [way] if way is not None else []
-        found += ways(ctx, sub_tree, link.sha, sub_url or modules.origin_url(sub_tree) or url,
-                      path + "/")  # fmt: skip
+        found += ways(ctx, sub_tree, link.sha, sub_url or url, path + "/")
     return found
 
 
@@ -201,8 +200,7 @@ def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> Non
                 continue
             ctx.brought += 1
         sub_tree = tree / link.path
-        _update(ctx, sub_tree, link.sha, sub_url or modules.origin_url(sub_tree, ctx.runner) or url,
-                path + "/")  # fmt: skip
+        _update(ctx, sub_tree, link.sha, sub_url or url, path + "/")
 
 
 def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) -> None:
@@ -446,9 +444,10 @@ def _urls(
     blob = ctx.runner.run(tree, "cat-file", "blob", "--end-of-options", spec, check=False)
     found_modules = (gitconfig.submodules(blob.stdout) if blob.status == 0 else None) or []
     declared = {m.name: m.url for m in found_modules}
-    # git resolves ./ and ../ against the superproject's remote (here: its origin, else the
-    # URL it was fetched from), as `git submodule init` does.
-    base = modules.origin_url(tree, ctx.runner) or url
+    # ./ and ../ resolve against the superproject's URL as `git submodule init` does, but
+    # the URL qola has it from (the manifest's, resolved down the levels), not the
+    # remote.origin.url of its own config: that would choose where the nested fetch goes.
+    base = url
     found: dict[str, str | None] = {}
     for link in links:
         raw = declared.get(link.name)
@@ -459,6 +458,7 @@ def _urls(
             found[link.name] = relative_url(base, raw)
         else:
             found[link.name] = raw
+    ctx.runner.expect_sources(u for u in found.values() if u is not None)
     return found
 
 

@@ -46,6 +46,11 @@ _NEUTRAL = {
     ("browser", "cmd"): "",
     ("browser", "path"): "",
     ("guitool", "cmd"): "",
+    # git interpret-trailers (git-interpret-trailers(1)): a trailer's value from a command;
+    # git archive (git-archive(1)): a format's compressor. Empty: fails to start.
+    ("trailer", "cmd"): "",
+    ("trailer", "command"): "",
+    ("tar", "command"): "",
     # git send-email: programs that give addresses, headers, or send (a path as server).
     ("sendemail", "tocmd"): "",
     ("sendemail", "cccmd"): "",
@@ -83,6 +88,18 @@ _NEUTRAL_PLAIN = {
 _GPG_FORMATS = {"openpgp.program": "gpg", "x509.program": "gpgsm", "ssh.program": "ssh-keygen",
                 # split into one empty word: fails to start
                 "ssh.defaultkeycommand": '""'}  # fmt: skip
+# git-lfs (run by the user's filter.lfs, as its Debian package and its docs set it up) runs
+# the commands its own keys name, read from the same config git reads: git-lfs-config(5)
+# of git-lfs 3.3. By (first word of the subsection, key); the subsection's second word is
+# the agent's or extension's name. An empty path or command fails to start: nothing runs.
+_LFS = {
+    ("customtransfer", "path"): "",  # a custom transfer agent: run for every transfer
+    ("customtransfer", "args"): "",
+    ("extension", "clean"): "",  # an extension's programs: run on every clean and smudge
+    ("extension", "smudge"): "",
+}
+# lfs.standalonetransferagent names the agent to use for every transfer: none.
+_LFS_PLAIN = {"standalonetransferagent": ""}
 _HELPER = ("credential", "helper")
 # Transports every git of qola's may use: what a URL in a manifest may name.
 BASE_TRANSPORTS = ("https", "http", "ssh", "git", "file")
@@ -163,6 +180,10 @@ def settings(local: Iterable[Entry], user: Sequence[Entry]) -> tuple[list[tuple[
 def _neutral(entry: Entry) -> str | None:
     """The disabling value of a command setting; None for any other setting."""
     section, sub, key = entry.section, entry.subsection, entry.key
+    if section == "lfs":
+        if sub is None:
+            return _LFS_PLAIN.get(key)
+        return _LFS.get((sub.partition(".")[0].lower(), key))
     if sub is None:
         return _NEUTRAL_PLAIN.get((section, key))
     if section == "pager":

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import configprobe, gitconfig, gitfiles, gitindex, overrides
+from qola import configprobe, fetchtarget, gitconfig, gitfiles, gitindex, overrides
 from qola.gitconfig import Entry
 from qola.overrides import Role, UnsafeConfigError, UnsafeRepositoryError
 
@@ -77,6 +77,10 @@ class Guard:
 
     _cache: dict[str, _Known] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # The URLs qola fetches from (the manifest's, the nested ones resolved from them): a
+    # partial clone's promisor remote must be one, where git may fetch lazily. Empty: a
+    # Runner of no manifest's, which checks nothing.
+    sources: set[str] = field(default_factory=set)
 
     def overrides(
         self,
@@ -94,11 +98,17 @@ class Guard:
         role = Role(here=True, fetches=command in _FETCHING, pushes=command in _PUSHING,
                     online=online)  # fmt: skip
         repos = self._repositories(cwd)
+        user = configprobe.user(environ)
+        lfs = fetchtarget.lfs_filter(user)
         local: list[Entry] = []
         for number, repo in enumerate(repos):
             entries = _entries(repo, top=number == 0)
             here = Role(number == 0, role.fetches, role.pushes, role.online)
             overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, cwd), str(cwd), here)
+            url = fetchtarget.target(args, entries) if number == 0 and role.fetches else None
+            fetchtarget.refusal(entries, user, url, str(cwd), here, lfs)
+            if online and self.sources:
+                fetchtarget.promisor_refusal(entries, user, self.sources, str(cwd))
             local += entries
         return _environment(local, online, environ=environ)
 
@@ -115,6 +125,8 @@ class Guard:
                 entries = _entries(repo, top=number == 0)
                 overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, folder),
                                   str(folder), anything)  # fmt: skip
+                fetchtarget.refusal(entries, configprobe.user(), None, str(folder), anything,
+                                    lfs=True)  # fmt: skip
                 local += entries
         return _environment(local, True, always)
 
@@ -132,6 +144,8 @@ class Guard:
         if known is not None and signature(known.watched) == known.stats:
             return known.repos
         visit = _Visit(Path(key))
+        # The .git (a file naming the git dir, or the folder) says which repository it is.
+        visit.watched.append(os.path.join(key, ".git"))
         found = _repository(Path(key))
         if found is not None:
             visit.repository(str(found[0]), str(found[1]) if found[1] else None, 0)
@@ -158,11 +172,74 @@ def _environment(
 ) -> dict[str, str]:
     user = configprobe.user(environ)
     found, extra = overrides.settings(local, user)
+    targets, secured = fetchtarget.settings(local, user)
     allowed, variables = overrides.transports(local, user, online)
-    result = {**extra, **variables}
+    result = {**extra, **secured, **variables}
     base = len(environment_pairs(environ))
-    result.update(overrides.environment([*found, *allowed, *always], base))
+    pins = [*found, *targets, *allowed, *always]
+    if not _fits(pins):
+        pins = _spilled(pins)
+    result.update(overrides.environment(pins, base))
+    given = (os.environ if environ is None else environ).get("GIT_CONFIG_PARAMETERS", "")
+    if given.strip() and pins:
+        # git reads GIT_CONFIG_PARAMETERS (the user's `git -c`) after GIT_CONFIG_COUNT
+        # (config.c): the pins go after the user's settings there too, which they keep.
+        result["GIT_CONFIG_PARAMETERS"] = " ".join([given, *(
+            f"{_sq(key)}={_sq(value)}" for key, value in pins)])
     return result
+
+
+# What one variable may hold for exec to take it (Linux: MAX_ARG_STRLEN, 128 KiB), and all of
+# them: far below ARG_MAX (2 MiB at least), which the rest of the environment shares.
+_MAX_VARIABLE = 32 * 1024
+_MAX_OVERRIDES = 256 * 1024
+_SPILLED: dict[str, str] = {}  # config text -> the file holding it
+_SPILL_LOCK = threading.Lock()
+
+
+def _fits(pins: Sequence[tuple[str, str]]) -> bool:
+    """Whether exec takes the pins as GIT_CONFIG_KEY_n/VALUE_n variables."""
+    sizes = [len(os.fsencode(k)) + len(os.fsencode(v)) + 40 for k, v in pins]
+    return all(size <= _MAX_VARIABLE for size in sizes) and sum(sizes) <= _MAX_OVERRIDES
+
+
+def _spilled(pins: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """pins, as one include.path (read in the command scope, in order) of a file in a
+    folder of qola's own, removed when the process ends: what a repository's config too
+    large for exec (a 200 KB subsection) is overridden with instead of git not starting."""
+    import atexit
+    import shutil
+    import tempfile
+
+    text = "".join(_config_line(key, value) for key, value in pins)
+    with _SPILL_LOCK:
+        path = _SPILLED.get(text)
+        if path is None:
+            if not _SPILLED:
+                folder = tempfile.mkdtemp(prefix="qola-overrides-")
+                atexit.register(shutil.rmtree, folder, True)
+                _SPILLED[""] = folder
+            path = os.path.join(_SPILLED[""], f"{len(_SPILLED)}.config")
+            with open(path, "x", encoding="utf-8", errors="surrogateescape") as out:
+                out.write(text)
+            _SPILLED[text] = path
+    return [("include.path", path)]
+
+
+def _config_line(key: str, value: str) -> str:
+    """One setting as config text git reads back exactly: [section "sub"] key = "value"."""
+    section, _, rest = key.partition(".")
+    sub, dot, name = rest.rpartition(".")
+    quoted = sub.replace("\\", "\\\\").replace('"', '\\"')
+    header = f'[{section} "{quoted}"]' if dot else f"[{section}]"
+    escaped = (value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+               .replace("\t", "\\t"))  # fmt: skip
+    return f'{header}\n\t{name} = "{escaped}"\n'
+
+
+def _sq(text: str) -> str:
+    """text quoted as git's sq_quote does, as GIT_CONFIG_PARAMETERS holds it."""
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _entries(repo: _Repo, top: bool) -> tuple[Entry, ...]:
@@ -180,7 +257,7 @@ def _entries(repo: _Repo, top: bool) -> tuple[Entry, ...]:
 def _listing(repo: _Repo) -> configprobe.Listing:
     """git's listing of the repository's config, made again only when a file it was read
     from (or could read) changed."""
-    key = "\0".join((repo.cwd, *repo.flags))
+    key = "\0".join((repo.cwd, repo.gitdir, repo.common, *repo.flags))
     with _LISTINGS_LOCK:
         known = _LISTINGS.get(key)
     if known is not None and signature(known[1].watched) == known[0]:
@@ -341,7 +418,9 @@ def _explicit_git_dir(cwd: str) -> list[str]:
 
 
 def signature(paths: Iterable[str]) -> tuple[object, ...]:
-    """What says each path has not changed: (mtime, size, inode, mode), None when missing."""
+    """What says each path has not changed: (mtime, ctime, size, device, inode, mode), None
+    when missing. The ctime, which no one but the kernel sets, catches a file rewritten in
+    place with its size kept and its mtime put back."""
     found: list[object] = []
     for path in paths:
         try:
@@ -349,7 +428,8 @@ def signature(paths: Iterable[str]) -> tuple[object, ...]:
         except OSError:
             found.append(None)
             continue
-        found.append((info.st_mtime_ns, info.st_size, info.st_ino, info.st_mode))
+        found.append((info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_dev,
+                      info.st_ino, info.st_mode))  # fmt: skip
     return tuple(found)
 
 

@@ -91,6 +91,7 @@ def session(
             deps = loaded.select(common.names, common.groups)
             for dep in deps:
                 env.add_clone_source(dep.url, loaded.root)
+            runner.expect_sources(dep.url for dep in loaded.deps)
             sess = Session(loaded, deps, runner, common, env)
             for warning in loaded.warnings:
                 console.warning(warning)

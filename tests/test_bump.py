@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from repos import git, head, init_repo, snapshot
@@ -539,3 +541,29 @@ def test_init_without_submodules_exits_2(tmp_path, run_qola):
     assert res.exit_code == 2
     assert "has no submodules to pin" in res.stderr
     assert not (root / "qola.toml").exists()
+
+
+def test_bump_commit_is_signed_as_git_commit_would_sign_it_with_the_users_program(
+    te_style, upstream, run_qola, tmp_path, monkeypatch
+):
+    """commit.gpgSign says the user's commits are signed (git commit-tree, plumbing, does
+    not read it: qola does); with the user's own program, never the repository's."""
+    signer = tmp_path / "my-signer"
+    signer.write_text("#!/bin/sh\ncat > /dev/null\n"
+                      "printf '\\n[GNUPG:] SIG_CREATED D 1 8 00 0 X\\n' >&2\n"
+                      "printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nmine\\n"
+                      "-----END PGP SIGNATURE-----\\n'\n")  # fmt: skip
+    signer.chmod(0o755)
+    theirs = tmp_path / "their-signer"
+    theirs.write_text(f"#!/bin/sh\ntouch {tmp_path / 'theirs-ran'}\nexit 1\n")
+    theirs.chmod(0o755)
+    config = tmp_path / "user.gitconfig"
+    config.write_text(Path(os.environ["GIT_CONFIG_GLOBAL"]).read_text()
+                      + f"[gpg]\n\tprogram = {signer}\n")  # fmt: skip
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    git(te_style, "config", "commit.gpgSign", "true")
+    git(te_style, "config", "gpg.program", str(theirs))
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(te_style / "qola.toml"))
+    assert res.exit_code == 0, res.stderr
+    assert "mine" in git(te_style, "cat-file", "commit", "HEAD")
+    assert not (tmp_path / "theirs-ran").exists()

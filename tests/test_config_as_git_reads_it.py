@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import shutil
 import subprocess
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 import procs
 import pytest
-from repos import snapshot, without_noop_stamps
+from repos import commit_file, git, head, init_repo, snapshot, without_noop_stamps
 
 FOREIGN_UID = 12345
 
@@ -230,3 +233,323 @@ def test_a_config_git_accepts_is_never_called_one_it_does_not(
     assert "not a repository git accepts" not in checkout.stderr
     assert "up to date" in checkout.stdout
     assert without_noop_stamps(snapshot(project.root)) == before
+
+
+# git-lfs, set up as its Debian package and docs/security.md have it (the user's filter.lfs),
+# runs commands that its own config keys name: git-lfs-config(5).
+_LFS_FILTER = (
+    '[filter "lfs"]\n\tclean = git-lfs clean -- %f\n\tsmudge = git-lfs smudge -- %f\n'
+    "\tprocess = git-lfs filter-process\n\trequired = true\n"
+)
+needs_lfs = pytest.mark.skipif(shutil.which("git-lfs") is None, reason="needs git-lfs")
+
+
+@pytest.fixture
+def lfs_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's global config, with LFS set up."""
+    config = tmp_path / "lfs.gitconfig"
+    config.write_text(Path(os.environ["GIT_CONFIG_GLOBAL"]).read_text() + _LFS_FILTER)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    return config
+
+
+@pytest.fixture
+def lfs_project(tmp_path: Path, lfs_user: Path) -> tuple[Path, Path, str, str]:
+    """(project root, upstream, v1 without LFS, v2 tracking data.bin in LFS), lib at v1."""
+    up = init_repo(tmp_path / "up")
+    v1 = commit_file(up, "lib.txt", "v1\n")
+    (up / ".gitattributes").write_text("*.bin filter=lfs diff=lfs merge=lfs -text\n")
+    (up / "data.bin").write_bytes(os.urandom(100))
+    git(up, "add", ".gitattributes", "data.bin")
+    git(up, "commit", "-q", "-m", "v2: lfs")
+    v2 = head(up)
+    root = init_repo(tmp_path / "project")
+    (root / "qola.toml").write_text(
+        f'[deps.lib]\npath = "3rdparty/lib"\nurl = "{up}"\ncommit = "{v1}"\ntrack = "main"\n')
+    (root / ".gitignore").write_text("/3rdparty/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "pins")
+    assert procs.run("checkout", "-q", "-m", str(root / "qola.toml")).returncode == 0
+    return root, up, v1, v2
+
+
+@needs_lfs
+def test_an_lfs_transfer_agent_a_dependencys_config_names_never_runs(lfs_project, marks,
+                                                                    private_tmp):  # fmt: skip
+    root, up, v1, v2 = lfs_project
+    shutil.rmtree(up / ".git" / "lfs")  # the object must be transferred to be smudged
+    lib = root / "3rdparty" / "lib"
+    agent = lib / ".git" / "agent"
+    agent.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marks / 'agent'))}\nexit 1\n")
+    agent.chmod(0o755)
+    append(lib / ".git" / "config", b'[lfs]\n\tstandalonetransferagent = pwn\n'
+           b'[lfs "customtransfer.pwn"]\n\tpath = ' + os.fsencode(str(agent)) + b"\n")
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    chown_tree(root)
+    procs.run("checkout", "-m", str(manifest))  # the object is gone: the smudge may fail
+    procs.run("checkout", "--force", "-m", str(manifest))
+    assert list(marks.iterdir()) == []
+    # The agent is real: plain git, trusting the tree, has git-lfs run it.
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v1)
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v2)
+    assert [p.name for p in marks.iterdir()] == ["agent"]
+
+
+@needs_lfs
+def test_an_lfs_extension_a_dependencys_config_names_never_runs(lfs_project, marks,
+                                                               private_tmp):  # fmt: skip
+    """Its clean command is emptied: git-lfs cannot clean the file, and says so (git
+    failed, exit 3); nothing of the repository's runs."""
+    root, _up, v1, v2 = lfs_project
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    assert procs.run("checkout", "-q", "-m", str(manifest)).returncode == 0
+    lib = root / "3rdparty" / "lib"
+    append(lib / ".git" / "config", b'[lfs "extension.pwn"]\n\tclean = '
+           + leave(marks, "clean") + b"\n\tsmudge = " + leave(marks, "smudge")
+           + b"\n\tpriority = 0\n")  # fmt: skip
+    chown_tree(root)
+    manifest.write_text(manifest.read_text().replace(v2, v1))
+    for command in ("verify", "status", "checkout"):
+        os.utime(lib / "data.bin", (1, 1))  # stat-dirty: git status cleans it again
+        before = snapshot(root)
+        proc = procs.run(command, "-m", str(manifest))
+        assert proc.returncode == 3, (command, proc.stdout + proc.stderr)
+        assert "clean filter 'lfs' failed" in proc.stderr
+        assert snapshot(root) == before
+    assert list(marks.iterdir()) == []
+    git_as_root(lib, "status", "--porcelain")
+    assert [p.name for p in marks.iterdir()] == ["clean;"]  # git-lfs splits on spaces
+
+
+# Keys of `git help --config` (every key git 2.39 knows, from its manual pages) and of
+# other manual pages (that list omits them) whose name says they may name a program.
+_COMMANDISH = re.compile(r"cmd|command|program|helper|path$|textconv|driver|editor|pager|"
+                         r"askpass|hook|tool|browser|viewer|tunnel|httpd|proxy|server$|"
+                         r"process|clean$|smudge|external|pack$|exec|vcs", re.I)  # fmt: skip
+_OTHER_PAGES = ["trailer.<token>.cmd", "trailer.<token>.command",  # git-interpret-trailers(1)
+                "tar.<format>.command",  # git-archive(1)
+                "filter.<driver>.process", "filter.<driver>.required",  # gitattributes(5)
+                "sendemail.headerCmd", "sendemail.sendmailCmd"]  # git-send-email(1)  # fmt: skip
+# Reviewed: matching the pattern, but naming no program git (or a tool it runs) would run
+# from a repository's config, or covered otherwise; with the reason.
+_NOT_A_COMMAND = {
+    "advice.ignoredhook": "advice", "advice.waitingforeditor": "advice",
+    "advice.addemptypathspec": "advice", "advice.updatesparsepath": "advice",
+    "clone.filtersubmodules": "a boolean", "color.pager": "a boolean",
+    "column.clean": "a layout", "clean.requireforce": "a boolean",
+    "commit.cleanup": "a mode", "commitgraph.maxnewfilters": "a number",
+    "commitgraph.readchangedpaths": "a boolean", "completion.commands": "a list of names",
+    "core.fsmonitorhookversion": "a number", "core.quotepath": "a boolean",
+    "core.hookspath": "qola's own git and qola exec get core.hooksPath=/dev/null",
+    "core.fsmonitor": "qola's own git and qola exec get core.fsmonitor=false",
+    "credential.usehttppath": "a boolean",
+    "diff.<driver>.binary": "a boolean", "diff.<driver>.cachetextconv": "a boolean",
+    "diff.guitool": "a tool's name: its difftool.<tool>.cmd is overridden",
+    "diff.tool": "a tool's name: its difftool.<tool>.cmd is overridden",
+    "merge.guitool": "a tool's name: its mergetool.<tool>.cmd is overridden",
+    "merge.tool": "a tool's name: its mergetool.<tool>.cmd is overridden",
+    "merge.<driver>.name": "a description", "merge.<driver>.recursive": "a driver's name",
+    "difftool.prompt": "a boolean", "difftool.trustexitcode": "a boolean",
+    "mergetool.<tool>.hideresolved": "a boolean", "mergetool.<tool>.trustexitcode": "a boolean",
+    "mergetool.hideresolved": "a boolean", "mergetool.keepbackup": "a boolean",
+    "mergetool.keeptemporaries": "a boolean", "mergetool.meld.hasoutput": "a boolean",
+    "mergetool.meld.useautomerge": "a boolean", "mergetool.vimdiff.layout": "a layout",
+    "mergetool.prompt": "a boolean", "mergetool.writetotemp": "a boolean",
+    "format.coverfromdescription": "a mode", "fsck.fullpathname": "a severity",
+    "fsck.gitmodulespath": "a severity", "receive.fsck.fullpathname": "a severity",
+    "receive.fsck.gitmodulespath": "a severity", "receive.updateserverinfo": "a boolean",
+    "repack.updateserverinfo": "a boolean", "gitcvs.dbdriver": "a Perl DBI driver's name",
+    "gitweb.description": "text", "branch.<name>.description": "text",
+    "guitool.<name>.argprompt": "text", "guitool.<name>.confirm": "a boolean",
+    "guitool.<name>.needsfile": "a boolean", "guitool.<name>.noconsole": "a boolean",
+    "guitool.<name>.norescan": "a boolean", "guitool.<name>.prompt": "text",
+    "guitool.<name>.revprompt": "text", "guitool.<name>.revunmerged": "a boolean",
+    "guitool.<name>.title": "text",
+    "help.htmlpath": "a folder of pages (help.browser, which opens them, is overridden)",
+    "instaweb.modulepath": "a folder of modules (instaweb.httpd is overridden)",
+    "include.path": "followed by git's listing: its settings are overridden like any",
+    "includeif.<condition>.path": "followed by git's listing: its settings are overridden",
+    "http.proxyauthmethod": "a method's name", "remote.<name>.proxyauthmethod": "a method",
+    "http.proxysslcertpasswordprotected": "a boolean",
+    "notes.rewrite.<command>": "a boolean per command", "pager.<cmd>": "overridden: below",
+    "rebase.abbreviatecommands": "a boolean", "rebase.rescheduledfailedexec": "a boolean",
+    "rebase.reschedulefailedexec": "a boolean", "status.relativepaths": "a boolean",
+    "remote.<name>.partialclonefilter": "a filter spec: the lazy fetch is the transports'",
+    "remote.<name>.uploadpack": "refused where git would run it (no override is possible)",
+    "remote.<name>.receivepack": "refused where git would run it (no override is possible)",
+    "remote.<name>.vcs": "a remote helper: a transport, pinned to never (Transports)",
+    "sendemail.smtpserveroption": "options", "sendemail.smtpserverport": "a port",
+    "sendemail.smtpsslcertpath": "a file of certificates",
+    "uploadpack.allowanysha1inwant": "a boolean", "uploadpack.allowfilter": "a boolean",
+    "uploadpack.allowreachablesha1inwant": "a boolean", "uploadpack.allowrefinwant": "a boolean",
+    "uploadpack.allowtipsha1inwant": "a boolean", "uploadpack.hiderefs": "refs",
+    "uploadpack.keepalive": "a number", "uploadpackfilter.<filter>.allow": "a boolean",
+    "uploadpackfilter.allow": "a boolean", "uploadpackfilter.tree.maxdepth": "a number",
+    "uploadpack.packobjectshook": "read only from the system, global and command-line config",
+    "http.sslcapath": "refused where git may make a request (tests/test_fetch_target.py)",
+    "http.proxysslcainfo": "refused where git may make a request",
+    "http.proxysslcert": "refused where git may make a request",
+    "http.proxysslkey": "refused where git may make a request",
+    "bundle.*": "bundle lists: git 2.39 reads them only in git clone --bundle-uri",
+    "bundle.<id>.*": "bundle lists: git 2.39 reads them only in git clone --bundle-uri",
+    "feature.*": "booleans", "fetch.fsck.<msg-id>": "a severity",
+    "pretty.<name>": "a format", "remotes.<group>": "remote names",
+}
+
+
+def _instance(key: str) -> str:
+    """A key as a config would spell it: placeholders given a name."""
+    key = key.replace("<format>", "openpgp")  # gpg.<format>.*: openpgp, x509 or ssh
+    key = re.sub(r"<[^>]+>", "x", key)
+    return key[:-1] + "x" if key.endswith("*") else key
+
+
+def _overridden(name: str) -> bool:
+    from qola import fetchtarget, overrides
+    from qola.gitconfig import entry_of
+
+    entry = entry_of(name.lower() if "." not in name[:-1] else name, "value")
+    entry = entry._replace(section=entry.section.lower(), key=entry.key.lower())
+    pairs, extra = overrides.settings([entry], [])
+    more, env = fetchtarget.settings([entry], [])
+    names = {key.lower() for key, _ in [*pairs, *more]}
+    if (entry.section, entry.key) == ("credential", "helper"):
+        return ("credential.helper", "") in pairs  # the list emptied, then the user's
+    return entry.name.lower() in names or bool(extra) or bool(env)
+
+
+def test_every_key_git_documents_as_naming_a_program_is_overridden_or_reviewed():
+    listed = subprocess.run(["git", "help", "--config"], capture_output=True, text=True,
+                            check=True).stdout.split()  # fmt: skip
+    assert "core.sshCommand" in listed and len(listed) > 500
+    keys = [k for k in [*listed, *_OTHER_PAGES] if _COMMANDISH.search(k.rsplit(".", 1)[-1])
+            or k.endswith((".*", ">"))]  # fmt: skip
+    missing = []
+    for key in keys:
+        if key.lower() in _NOT_A_COMMAND:
+            continue
+        if key.endswith(".*") or key.endswith(">"):
+            # A wildcard: alias.*, credential.<url>.*, http.<url>.*, pager.<cmd> ...
+            samples = {"alias.*": ["alias.x"], "pager.<cmd>": ["pager.log"],
+                       "credential.<url>.*": ["credential.https://x.helper"],
+                       "http.<url>.*": ["http.https://x.proxy", "http.https://x.sslverify"],
+                       "sendemail.<identity>.*": ["sendemail.x.tocmd", "sendemail.x.cccmd"],
+                       }.get(key, [])  # fmt: skip
+            if not samples and key.endswith(".*"):
+                missing.append(key)
+            missing += [s for s in samples if not _overridden(s)]
+        elif not _overridden(_instance(key)):
+            missing.append(key)
+    assert missing == [], missing
+
+
+def test_exec_runs_no_trailer_or_archive_command_of_the_tree(pinned_by_qola, marks, private_tmp,
+                                                             tmp_path):  # fmt: skip
+    """git interpret-trailers and git archive, in a build step under qola exec: neither
+    the dependency's trailer.<token>.cmd nor the root's tar.<format>.command runs."""
+    project = pinned_by_qola
+    append(project.lib / ".git" / "config",
+           b'[trailer "sign"]\n\tcmd = ' + leave(marks, "trailer", "echo") + b"\n")  # fmt: skip
+    append(project.root / ".git" / "config",
+           b'[tar "tgz"]\n\tcommand = ' + leave(marks, "tar", "gzip -cn") + b"\n")  # fmt: skip
+    chown_tree(project.root)
+    steps = (["git", "-C", str(project.lib), "interpret-trailers", "--trailer", "sign=x"],
+             ["git", "-C", str(project.root), "archive", "--format=tgz", "-o",
+              str(tmp_path / "dist.tgz"), "HEAD"])  # fmt: skip
+    for step in steps:
+        procs.run("exec", "-m", str(project.manifest), "--", *step)
+    assert list(marks.iterdir()) == []
+    git_as_root(project.root, "archive", "--format=tgz", "-o", str(tmp_path / "d.tgz"), "HEAD")
+    assert [p.name for p in marks.iterdir()] == ["tar"]
+
+
+def _overridden_keys(guard, repo: Path) -> set[str]:
+    env = guard.overrides(repo, ["status"])
+    return {v for k, v in env.items() if k.startswith("GIT_CONFIG_KEY_")}
+
+
+def test_a_config_rewritten_in_place_with_its_mtime_put_back_is_listed_again(tmp_path):
+    """Same inode, same size, the mtime put back (as an owner rewriting it concurrently
+    can): the ctime, which only the kernel sets, says it changed."""
+    from qola.repoconfig import Guard
+
+    repo = init_repo(tmp_path / "repo")
+    config = repo / ".git" / "config"
+    text = b'[filter "p"]\n\tsmudge = touch pwned; cat\n'
+    pad = b"#" + b"x" * (len(text) - 2) + b"\n"
+    config.write_bytes(config.read_bytes() + pad)
+    guard = Guard()
+    assert "filter.p.smudge" not in _overridden_keys(guard, repo)
+    info = os.stat(config)
+    with config.open("r+b") as data:
+        data.seek(info.st_size - len(pad))
+        data.write(text)
+    os.utime(config, ns=(info.st_atime_ns, info.st_mtime_ns))
+    after = os.stat(config)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (info.st_ino, info.st_size,
+                                                                 info.st_mtime_ns)  # fmt: skip
+    assert "filter.p.smudge" in _overridden_keys(guard, repo)
+
+
+def test_a_git_file_retargeted_after_the_listing_is_listed_again(tmp_path):
+    from qola.repoconfig import Guard
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name, extra in (("a.git", b""), ("b.git", b'[filter "p"]\n\tsmudge = touch pwned\n')):
+        git(tmp_path, "init", "-q", "--separate-git-dir", str(tmp_path / name), str(tree))
+        append(tmp_path / name / "config", extra)
+    (tree / ".git").write_text(f"gitdir: {tmp_path / 'a.git'}\n")
+    guard = Guard()
+    assert "filter.p.smudge" not in _overridden_keys(guard, tree)
+    (tree / ".git").write_text(f"gitdir: {tmp_path / 'b.git'}\n")
+    assert "filter.p.smudge" in _overridden_keys(guard, tree)
+
+
+def test_a_config_include_that_is_a_fifo_is_refused(tmp_path):
+    """git reads a FIFO again in every command, and gets what its writer gives it then:
+    what the listing read proves nothing."""
+    import threading
+
+    from qola.repoconfig import Guard, UnsafeConfigError
+
+    repo = init_repo(tmp_path / "repo")
+    fifo = repo / ".git" / "inc"
+    os.mkfifo(fifo)
+    append(repo / ".git" / "config", b"[include]\n\tpath = inc\n")
+    stop = threading.Event()
+
+    def serve() -> None:
+        with suppress(OSError):  # the last reader went away mid-write
+            while not stop.is_set():
+                with open(fifo, "wb") as out:
+                    out.write(b"[x]\n\ty = 1\n")
+
+    writer = threading.Thread(target=serve, daemon=True)
+    writer.start()
+    try:
+        with pytest.raises(UnsafeConfigError) as refused:
+            Guard().overrides(repo, ["status"])
+    finally:
+        stop.set()
+        with suppress(OSError):
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+    assert f"{fifo} is a FIFO" in str(refused.value)
+
+
+def test_an_include_under_gits_prefix_is_read_as_git_reads_it(behind_pin, upstream,
+                                                              private_tmp):  # fmt: skip
+    """`%(prefix)/` is git's install prefix: git lists the config (the file is not there:
+    nothing is included), so qola neither fails the checkout nor calls it unsafe."""
+    project = behind_pin
+    append(project.lib / ".git" / "config",
+           b"[include]\n\tpath = %(prefix)/etc/qola-test-no-such-file.inc\n")  # fmt: skip
+    subprocess.run(["git", "-C", str(project.lib), "config", "--list", "--includes"],
+                   check=True, capture_output=True)  # fmt: skip
+    chown_tree(project.root)
+    checkout = procs.run("checkout", "-m", str(project.manifest))
+    assert checkout.returncode == 0, checkout.stderr
+    verified = procs.run("verify", "-m", str(project.manifest))
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -443,3 +443,26 @@ def test_a_nested_repository_with_no_commit_yet_keeps_an_ignored_file_there(
     assert forced.exit_code == 0, forced.stderr
     restore_by_the_printed_command(forced.stderr, nested)
     assert (nested / "nested.txt").read_bytes() == MINE["config.h"]
+
+
+def test_the_backup_commit_is_never_signed_whatever_the_dependencys_config_says(
+    behind, ups, run_qola, tmp_path, monkeypatch
+):
+    """The backup is qola's own commit: a dependency's commit.gpgSign must not make it
+    ask the user's signing program (their key) to sign what the dependency holds."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    program = tmp_path / "my-gpg"
+    program.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marks / 'signed'))}\nexit 1\n")
+    program.chmod(0o755)
+    config = tmp_path / "user.gitconfig"
+    config.write_text(Path(os.environ["GIT_CONFIG_GLOBAL"]).read_text()
+                      + f"[gpg]\n\tprogram = {program}\n")  # fmt: skip
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    git(behind.dep, "config", "commit.gpgSign", "true")
+    res = run_qola("checkout", "--force", "-m", str(behind.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert list(marks.iterdir()) == []
+    [ref] = git(behind.dep, "for-each-ref", "--format=%(refname)",
+                store.backup_prefix("lib")).split()  # fmt: skip
+    assert "gpgsig" not in git(behind.dep, "cat-file", "commit", ref)

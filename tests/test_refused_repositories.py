@@ -92,3 +92,53 @@ def test_a_root_git_cannot_read_is_each_dependencys_problem_in_every_format(
                               "-m", str(project.manifest))  # fmt: skip
     assert manifest_only.returncode == 1, manifest_only.stderr
     assert json.loads(manifest_only.stdout)["deps"][0]["problems"][0]["kind"] == "unsafe"
+
+
+_HUGE = b'[filter "' + b"x" * 200_000 + b'"]\n\tclean = cat\n'  # over exec's 128 KiB a variable
+
+
+def test_a_config_too_big_to_override_through_the_environment_is_overridden_all_the_same(
+    pinned_by_qola, upstream, tmp_path
+):
+    """A 200 KB subsection: its override would not fit in one variable of git's
+    environment (exec fails: E2BIG). It goes through a file instead; the dependency's
+    other filter still never runs, and every document is printed."""
+    project = pinned_by_qola
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    config = project.lib / ".git" / "config"
+    config.write_bytes(config.read_bytes() + _HUGE + b'[filter "pwn"]\n\tclean = "touch '
+                       + os.fsencode(str(marks)) + b'/clean; cat"\n')  # fmt: skip
+    (project.lib / ".git" / "info").mkdir(exist_ok=True)
+    (project.lib / ".git" / "info" / "attributes").write_text("* filter=pwn\n")
+    chown_tree(project.root)
+    for name in ("README", "lib.txt"):
+        os.utime(project.lib / name, (1, 1))
+    for fmt, proc in documents(project.manifest).items():
+        assert proc.returncode == 0, (fmt, proc.stdout, proc.stderr)
+        assert parsed(fmt, proc.stdout) is not None
+    project.set_pin(upstream.lib_v2, upstream.lib_tip)
+    checkout = procs.run("checkout", "-m", str(project.manifest))
+    assert checkout.returncode == 0, checkout.stderr
+    assert list(marks.iterdir()) == []
+    os.utime(project.lib / "README", (1, 1))
+    subprocess.run(["git", "-c", "safe.directory=*", "-C", str(project.lib), "status"],
+                   capture_output=True, check=False)  # fmt: skip
+    assert [p.name for p in marks.iterdir()] == ["clean"]
+
+
+def test_a_huge_config_of_no_dependency_changes_nothing_for_the_dependencies(pinned_by_qola,
+                                                                            tmp_path):  # fmt: skip
+    project = pinned_by_qola
+    junk = project.root / ".git" / "modules" / "junk"
+    git(tmp_path, "init", "-q", "--bare", str(junk))
+    (junk / "config").write_bytes((junk / "config").read_bytes() + _HUGE)
+    chown_tree(project.root)
+    before = without_noop_stamps(snapshot(project.root))
+    for fmt, proc in documents(project.manifest).items():
+        assert proc.returncode == 0, (fmt, proc.stdout, proc.stderr)
+        assert parsed(fmt, proc.stdout) is not None
+    checkout = procs.run("checkout", "-m", str(project.manifest))
+    assert checkout.returncode == 0, checkout.stderr
+    assert "up to date" in checkout.stdout
+    assert without_noop_stamps(snapshot(project.root)) == before

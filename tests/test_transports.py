@@ -83,7 +83,9 @@ def test_a_transport_a_dependencys_config_introduces_never_runs_in_checkout_or_b
     before = snapshot(project.root)
     checkout = procs.run("checkout", "-m", str(project.manifest))
     assert checkout.returncode == 3, checkout.stderr
-    assert "not allowed" in checkout.stderr
+    # The insteadOf rewriting the manifest's URL is refused before git runs (what the
+    # transport pins would stop otherwise: tests/test_fetch_target.py).
+    assert f"which sends git's requests for {upstream.lib} to " in checkout.stderr
     bump = procs.run("bump", "lib", "--dry-run", "-m", str(project.manifest))
     assert bump.returncode == 3, bump.stderr
     assert list(marks.iterdir()) == []
@@ -146,6 +148,8 @@ def _lazy(project, upstream, marks: Path, how: str) -> str:
     mark = shlex.quote(str(marks / "lazy"))
     if how == "upload-pack":
         configure(lib, ("remote.origin.uploadpack", f"touch {mark}; git-upload-pack"))
+    elif how == "ext":
+        configure(lib, (f"url.ext::sh -c touch% {marks / 'lazy'}% #.insteadOf", url))
     else:
         configure(lib, ("url.pwn::x.insteadOf", url), ("alias.remote-pwn", f"!touch {mark}"))
     os.utime(lib / "README", (1, 1))
@@ -188,3 +192,35 @@ def test_the_command_scope_a_caller_gives_the_runner_is_kept_under_the_pins(tmp_
     assert runner.run(repo, "config", "qola.test").stdout.strip() == "kept"
     assert runner.run(repo, "config", "protocol.file.allow").stdout.strip() == "always"
     assert runner.run(repo, "config", "protocol.allow").stdout.strip() == "never"
+
+
+def test_the_users_git_c_settings_are_kept_and_never_outrank_the_pins(tmp_path: Path):
+    """git reads GIT_CONFIG_PARAMETERS (what `git -c` hands down) after GIT_CONFIG_COUNT:
+    a caller's `-c protocol.allow=always` would beat the pins. They come after it there
+    too; the caller's other settings stay."""
+    from qola.git import Runner
+
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    runner = Runner(env={"GIT_CONFIG_PARAMETERS":
+                         "'protocol.allow'='always' 'qola.test'='it'\\''s kept'"})  # fmt: skip
+    assert runner.run(repo, "config", "qola.test").stdout.strip() == "it's kept"
+    assert runner.run(repo, "config", "protocol.allow").stdout.strip() == "never"
+
+
+def test_the_users_git_c_protocol_allow_opens_no_lazy_fetch_by_ext(
+    pinned_by_qola, upstream, marks, private_tmp
+):
+    """The same, end to end: a partial clone whose promisor URL the dependency's config
+    turns into `ext::`, during checkout under `git -c protocol.allow=always`."""
+    project = pinned_by_qola
+    _lazy(project, upstream, marks, "ext")
+    project.set_pin(upstream.lib_v2, upstream.lib_tip)  # a move: git looks at the tree
+    chown_tree(project.root)
+    proc = procs.run("checkout", "-m", str(project.manifest),
+                     env={"GIT_CONFIG_PARAMETERS": "'protocol.allow'='always'"})  # fmt: skip
+    assert list(marks.iterdir()) == [], proc.stderr
+    subprocess.run(["git", "-c", "protocol.allow=always", "-c", "safe.directory=*", "-C",
+                    str(project.lib), "status", "--porcelain"], capture_output=True,
+                   check=False)  # fmt: skip
+    assert [p.name for p in marks.iterdir()] == ["lazy"]
