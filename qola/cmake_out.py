@@ -88,7 +88,7 @@ def write_results(
     """Write the CMake results file when its content changed; return whether it wrote.
 
     Given the manifest, the file also lists the patch files as configure
-    dependencies, and carries proof (stamp.proven's) as the stamp for the module's
+    dependencies, and carries proof (at_pin.proven's) as the stamp for the module's
     fast path, its watched files (HEADs, gitfiles) as configure dependencies too.
     The warnings are the configure's to show, at every configure while the file stands.
     """
@@ -110,7 +110,7 @@ def write_for(
     runner: Runner | None = None,
 ) -> stamp.Proof | None:
     """write_results for checked-out deps, each at its folder or its override, with
-    stamp.proven's proof and a warning for each pin the root's gitlink contradicts.
+    at_pin.proven's proof and a warning for each pin the root's gitlink contradicts.
 
     Returns the proof the file carries (the root's index joins it while a warning
     stands), or None, having written nothing, when only git can read the index and
@@ -257,7 +257,7 @@ def _cmake_stamp(entries: Sequence[tuple[str, str]]) -> dict[str, list[str]] | N
 
 
 def read_stamp(text: str) -> list[tuple[str, str]]:
-    """The stamp entries of a results file's text (for `python -m qola.stamp`)."""
+    """The stamp entries of a results file's text (for `python -m qola.explain_stamp`)."""
     values: dict[str, list[str]] = {}
     for line in text.splitlines():
         name, _, rest = line.partition(" ")

@@ -169,11 +169,10 @@ class Proof(NamedTuple):  # not a dataclass: the no-op's stamp path must not imp
     watch: tuple[str, ...] = ()
 
 
-def proven(
-    manifest: Manifest, deps: Sequence[Dep], look: Callable[[], bool] | None = None
-) -> Proof:
-    """What vouches for look()'s answer (default: every dependency at its pin or overridden,
-    from files): the manifest loader's reads and look()'s, if they all still hold after it.
+def vouch(manifest: Manifest, look: Callable[[], bool]) -> Proof:
+    """What vouches for look()'s answer: the manifest loader's reads and look()'s, if they
+    all still hold after it (qola/at_pin.py's `proven` is the look of "every dependency at
+    its pin").
 
     Each entry is what was read, as it was read: another run moving a dependency while
     this one looks leaves an entry that no longer holds, so no stamp vouches for a mix.
@@ -181,7 +180,7 @@ def proven(
     """
     version = Path(__file__).with_name("__init__.py")  # another qola may decide otherwise
     with recording() as trail:
-        seen = look() if look is not None else _at_pins(manifest, deps)
+        seen = look()
     watched = tuple(trail.watch)
     if not seen or trail.unprovable or manifest.looked is None:
         return Proof(None, watched)
@@ -195,16 +194,10 @@ def proven(
     return Proof(pairs, watched)
 
 
-def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
-    from qola.errors import QolaError
-    from qola.observe import observe
-
-    try:
-        states = [observe(manifest, dep, None) for dep in deps]
-    except QolaError:
-        return False
-    return all(state.is_synced or (state.overridden and state.own_refusal is None)
-               for state in states)  # fmt: skip
+def proven(manifest: Manifest, deps: Sequence[Dep], look: Callable[[], bool]) -> Proof:
+    """vouch(manifest, look), as qola/noop.py calls it (deps unused); goes once noop.py
+    calls vouch or at_pin.proven."""
+    return vouch(manifest, look)
 
 
 def holds(pairs: Iterable[tuple[str, str]]) -> bool:
@@ -302,53 +295,3 @@ def explain(pairs: Sequence[Pair]) -> list[str]:
         for path, expectation in pairs
         if not holds([(path, expectation)])
     ]
-
-
-def _main(argv: list[str]) -> int:
-    """`python -m qola.stamp FILE…`: which entries of a stamp no longer hold, and why.
-
-    FILE is a no-op stamp (`.git/qola/noop/*.json` in the root repository) or a CMake
-    results file (`<build>/qola/*.cmake`).
-    """
-    import json
-
-    from qola.plural import count, verb
-
-    if not argv:
-        print(_main.__doc__)
-        return 2
-    broken = False
-    for name in argv:
-        with open(name, encoding="utf-8") as handle:
-            text = handle.read()
-        if text.lstrip().startswith("{"):
-            data = json.loads(text)
-            pairs = [(p, e) for p, e in data.get("entries", [])]
-            invocation = data.get("invocation", {})
-            shown = {k: invocation.get(k) for k in ("manifest", "root", "names", "cmake_out")}
-            print(f"{name}: the no-op's stamp for {json.dumps(shown)}")
-        else:
-            from qola.cmake_out import read_stamp
-
-            pairs = read_stamp(text)
-            print(f"{name}: the CMake stamp")
-        lines = explain(pairs)
-        for line in lines:
-            print(f"  {line}")
-        if not pairs:
-            print("  no stamp: nothing could vouch for that run's answer; qola runs each time")
-        elif lines:
-            print(f"  {len(lines)} of {count(len(pairs), 'entry', 'entries')} no longer "
-                  f"{verb(len(lines), 'holds', 'hold')}: the fast path steps aside and qola "
-                  "looks again")  # fmt: skip
-        else:
-            print(f"  {verb(len(pairs), 'its', 'all')} {count(len(pairs), 'entry', 'entries')} "
-                  f"{verb(len(pairs), 'holds', 'hold')}")  # fmt: skip
-        broken = broken or bool(lines) or not pairs
-    return 1 if broken else 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(_main(sys.argv[1:]))
