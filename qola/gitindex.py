@@ -94,7 +94,7 @@ def _index_bytes(gitdir: Path) -> bytes | None:
     """The index file's bytes; None unless it is a regular file that can be read (a FIFO
     planted at its name must not make qola wait)."""
     try:
-        fd = os.open(gitdir / "index", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(gitdir / "index", os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

@@ -56,12 +56,6 @@ PROBE_REF = f"{QOLA_REFS}/track"
 _STATE = "qola"  # qola's folder inside a git dir
 _CLONE_MARK = ".qola-clone-"
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted at a name must not hang qola
-_WALKS = os.open in os.supports_dir_fd and _NOFOLLOW != 0  # POSIX; Windows writes by path
-
 
 
 def pin_ref(sha: str) -> str:
@@ -188,14 +182,11 @@ def write_file(path: Path | str, data: bytes, under: Path | str, mode: int = 0o6
     target never written. Raises OSError (ELOOP, ENOTDIR, EISDIR, ENOSPC ...).
     """
     folder, name = _split(path, under)
-    if not _WALKS:  # pragma: no cover - Windows: no dir_fd, no O_NOFOLLOW
-        _write_by_path(Path(under, *folder, name), data, mode)
-        return
     dir_fd = _open_folder(under, folder, create=True)
     try:
         tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.{next(_serial)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode,
-                     dir_fd=dir_fd)  # fmt: skip
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, mode, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
@@ -216,21 +207,12 @@ def make_folders(path: Path | str, under: Path | str) -> None:
         raise ValueError(f"{path} is not below {under}")
     if folders == ["."]:
         return
-    if not _WALKS:  # pragma: no cover
-        Path(path).mkdir(parents=True, exist_ok=True)
-        return
     os.close(_open_folder(under, folders, create=True))
 
 
 def remove_file(path: Path | str, under: Path | str) -> bool:
     """Remove path (below `under`) without following a link on the way; False if absent."""
     folder, name = _split(path, under)
-    if not _WALKS:  # pragma: no cover
-        try:
-            os.unlink(Path(under, *folder, name))
-        except FileNotFoundError:
-            return False
-        return True
     try:
         dir_fd = _open_folder(under, folder, create=False)
     except FileNotFoundError:
@@ -252,12 +234,11 @@ def read_file(path: Path | str, under: Path | str) -> bytes | None:
     """
     folder, name = _split(path, under)
     try:
-        if not _WALKS:  # pragma: no cover
-            with open(Path(under, *folder, name), "rb") as handle:
-                return handle.read()
         dir_fd = _open_folder(under, folder, create=False)
         try:
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
+            # O_NONBLOCK: a FIFO planted at the name must not hang qola
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            fd = os.open(name, flags, dir_fd=dir_fd)
         finally:
             os.close(dir_fd)
         with os.fdopen(fd, "rb") as handle:
@@ -274,7 +255,7 @@ def open_lock(path: Path, mode: int = 0o644) -> int:
     The lock's record is written in place, so the file must be a regular file of
     qola's own: not a symbolic link (O_NOFOLLOW) and not a hard link to someone's file.
     """
-    flags = os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags, mode)
     except OSError as error:
@@ -320,22 +301,21 @@ def _split(path: Path | str, under: Path | str) -> tuple[list[str], str]:
 
 def _open_folder(under: Path | str, folders: list[str], create: bool) -> int:
     """A descriptor of under/folders..., reached without following a link below under."""
-    fd = os.open(under, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    fd = os.open(under, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    step = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     current = Path(under)
     try:
         for part in folders:
             current = current / part
             try:
-                following = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC,
-                                    dir_fd=fd)  # fmt: skip
+                following = os.open(part, step, dir_fd=fd)
             except FileNotFoundError:
                 if not create:
                     raise
                 # FileExistsError: made meanwhile (another thread or run); opened all the same.
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o777, dir_fd=fd)
-                following = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC,
-                                    dir_fd=fd)  # fmt: skip
+                following = os.open(part, step, dir_fd=fd)
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise _unsafe(current, "is a symbolic link or not a folder") from None
@@ -446,17 +426,3 @@ def _linked_entry(folder: Path) -> str | None:
     except OSError:
         pass
     return None
-
-
-def _write_by_path(path: Path, data: bytes, mode: int) -> None:  # pragma: no cover
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_serial)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
