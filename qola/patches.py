@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitfiles
+from qola import commitcache, gitfiles
 from qola.errors import GitError, UsageError
 from qola.manifest import Dep
 
@@ -110,7 +110,7 @@ def load(root: Path, dep: Dep) -> dict[str, Series]:
 
 def remembered(gitdir: Path, series: Series, base: str) -> Applied | None:
     """What applying series to base produced before, if this repository has done it."""
-    data = gitfiles.read_commit_cache(gitdir, series.fingerprint(base), folder="series")
+    data = commitcache.read_commit_cache(gitdir, series.fingerprint(base), folder="series")
     if data is None:
         return None
     chain, names = data.get("chain"), data.get("names")
@@ -135,7 +135,7 @@ def remember(gitdir: Path, series: Series, applied: Applied) -> None:
     from qola import store
 
     data = {"base": applied.base, "chain": list(applied.chain), "names": list(applied.names)}
-    path = store.record_file(gitdir, "series", series.fingerprint(applied.base))
+    path = commitcache.record_file(gitdir, "series", series.fingerprint(applied.base))
     text = json.dumps(data, sort_keys=True)
     try:
         store.write_file(path, text.encode(), gitfiles.common_dir(gitdir))

@@ -1,6 +1,6 @@
 """Every path and ref qola writes, and the one safe way to write a file.
 
-Where (nothing else picks a name):
+Where (nothing else picks a name, but commitcache.py the commit cache's):
 
 - `<common git dir of the root>/qola.lock`: the root's lock and its holder's
   record (the root folder itself when it is in no repository);
@@ -45,6 +45,8 @@ import threading
 import time
 from pathlib import Path
 
+from qola.gitpaths import common_dir
+
 LOCK_NAME = "qola.lock"
 QOLA_REFS = "refs/qola"  # every ref qola makes is below this
 BACKUP_PREFIX = f"{QOLA_REFS}/backup"
@@ -53,7 +55,7 @@ BACKUP_PREFIX = f"{QOLA_REFS}/backup"
 # and a HEAD there is never taken for someone's local work.
 PINS_PREFIX = f"{QOLA_REFS}/pins/"
 PROBE_REF = f"{QOLA_REFS}/track"
-_STATE = "qola"  # qola's folder inside a git dir
+STATE = "qola"  # qola's folder inside a git dir
 _CLONE_MARK = ".qola-clone-"
 
 
@@ -76,27 +78,22 @@ def lock_file(root: Path, gitdir: Path | None) -> Path:
 
 def moving_marker(gitdir: Path) -> Path:
     """The record of a move under way in the repository of gitdir."""
-    return gitdir / _STATE / "moving"
+    return gitdir / STATE / "moving"
 
 
 def editing_record(gitdir: Path) -> Path:
     """The record of an edit of the manifest under way, in the root's (own) git dir."""
-    return gitdir / _STATE / "editing"
-
-
-def record_file(gitdir: Path, folder: str, key: str) -> Path:
-    """A remembered fact about a commit (folder "commits") or patch series ("series")."""
-    return common_dir(gitdir) / _STATE / folder / f"{key}.json"
+    return gitdir / STATE / "editing"
 
 
 def noop_stamp(gitdir: str | Path, key: str) -> str:
     """A no-op stamp (a str: the no-op path works on strings)."""
-    return os.path.join(gitdir, _STATE, "noop", f"{key}.json")
+    return os.path.join(gitdir, STATE, "noop", f"{key}.json")
 
 
 def noop_stamps(gitdir: Path) -> Path:
     """The folder of the no-op stamps."""
-    return gitdir / _STATE / "noop"
+    return gitdir / STATE / "noop"
 
 
 def noop_stamp_gitdir(stamp: str) -> str:
@@ -162,13 +159,6 @@ def is_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def common_dir(gitdir: Path) -> Path:
-    """Where refs, objects and shared state live (differs from gitdir for linked worktrees)."""
-    from qola import gitfiles
-
-    return gitfiles.common_dir(gitdir)
 
 
 # ----------------------------------------------------------------------------- how
