@@ -1,18 +1,6 @@
 """What a checkout tells CMake: the file that `checkout --cmake-out FILE` writes.
 
-QoLA.cmake runs the checkout and then `include()`s FILE, which sets
-`QOLA_<NAME>_SHA`, `QOLA_<NAME>_SOURCE_DIR` and `QOLA_DEPENDENCIES`, plus
-internal variables the module reads: the list of result variables, the files
-that must re-run configure when they change (patches, and every HEAD and `.git`
-file the look read, so that a hand checkout in a dependency re-runs configure),
-and — when qola could prove the whole state from files — a stamp that lets the
-next configure skip starting Python while nothing it lists has changed
-(qola/stamp.py); and the warning, if any, that a pin and the root's gitlink
-disagree (qola/pin_gitlinks.py), which the module shows at every configure.
-
-The file is rewritten only when its content changes, atomically, so the
-mtime of an unchanged result never moves.
-"""
+What the file holds and when it is rewritten: docs/cmake.md, "The results file"."""
 
 from __future__ import annotations
 

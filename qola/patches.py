@@ -1,12 +1,6 @@
 """Patch series on top of a pin: each *.patch one commit, the same on every machine.
 
-A series is applied to a temporary index (`git apply --cached`), never to the work
-tree, and each step is committed with `commit-tree` under a fixed identity and date,
-so the resulting commit depends only on the pin and the patch files. Checkout then
-moves the work tree to that commit like to any other. What a series produced is
-remembered in the repository's git dir, keyed by a hash of the pin and the files,
-so the no-op path can compare HEAD with it without running git.
-"""
+How a series is applied and remembered: docs/patches.md, "How a series becomes commits"."""
 
 from __future__ import annotations
 

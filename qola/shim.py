@@ -1,28 +1,8 @@
-"""The safe.directory shim: a temporary global git config that trusts the repositories qola touches.
+"""The safe.directory shim: a temporary global git config that trusts the repositories qola
+touches.
 
-    with shim("scoped", [root]) as env:      # env: {"GIT_CONFIG_GLOBAL": "<tmp>/gitconfig"}
-        runner = Runner(env=env)
-        env.add(nested_submodule_path)       # trust more repositories as they are found
-        env.add_clone_source(url, cwd=root)  # and local clone/fetch sources
-
-The file `[include]`s the user's real global config first, so credential
-helpers, `url.<base>.insteadOf` mirrors, proxies and `user.*` keep working,
-then lists `safe.directory` values directly in itself. Observed with git
-2.39.5: a plain `[include]` is followed for safe.directory (an `includeIf
-gitdir:` is not, there is no repository yet), but writing the values in the
-file itself does not depend on that.
-
-The file lives in a private 0700 folder and is removed on normal exit and on
-exceptions (the context manager) and on SIGINT (Python's KeyboardInterrupt
-unwinds through it). SIGTERM and SIGHUP kill a Python process without
-unwinding, so the command line calls `install_signal_handlers()` once at
-start: the handlers remove every shim at once, then raise KeyboardInterrupt
-(SIGINT) or `Terminated` (a SystemExit with code 128 + signal: 143 for SIGTERM).
-Nothing can remove it after SIGKILL; so the folder is named after its owner
-(`qola-shim-<pid>-<start time>-<random>`) and every new shim first removes
-those of owners that are gone (a pid that no longer runs, or runs a process
-started at another time).
-"""
+What the file holds and how it is removed: docs/safe-directory.md, "How the shim is made
+and removed"."""
 
 from __future__ import annotations
 

@@ -1,24 +1,6 @@
-"""Stamps: what must stay as it is on disk for a checkout's answer to stay true.
+"""Stamps: what a look read, recorded as it read it, and whether all of it still holds.
 
-A stamp is the list of what the look that gave the answer read, as (path,
-expectation) pairs, recorded by the code that read it (the manifest loader,
-qola/gitfiles.py, qola/observe.py) through `recording()`. An expectation is
-`missing`, `dir`, `file` (a file is there: one whose name says what it holds,
-like a git object or pack), `sha256:<hex>` (a file's content, as it was read),
-`glob:<hex>` (the sorted `*.patch` files below a folder, as CMake's
-GLOB_RECURSE lists them) or `realpath:<hex>` (the sha256 of the folder's path
-with every symlink resolved). Paths are absolute and never hold `..`: each `..`
-was resolved against the real folder before it (noted with a `realpath:`
-entry), so every checker reaches the same file as git and the operating system
-do, whatever it does with `..` in a path (CMake's file(REAL_PATH) collapses it
-as text). Every repository HEAD must be detached: a symbolic HEAD can move
-without its file changing.
-
-QoLA.cmake checks the stamp in the CMake results file to skip starting
-Python; qola/noop.py checks one it keeps in the root repository's git dir to
-skip reading the manifest. Both are taken with `proven`; checking (`holds`)
-needs only hashlib and os.
-"""
+What each kind of entry means and why: docs/stamps.md, "What a stamp entry means"."""
 
 from __future__ import annotations
 

@@ -1,36 +1,7 @@
 """Every path and ref qola writes, and the one safe way to write a file.
 
-Where (nothing else picks a name, but commitcache.py the commit cache's):
-
-- `<common git dir of the root>/qola.lock`: the root's lock and its holder's
-  record (the root folder itself when it is in no repository);
-- `<git dir>/qola/moving`: a move of a dependency is under way (recovery.py);
-- `<git dir of the root>/qola/editing`: an edit of the manifest (`bump`, `freeze`) is
-  under way, with what it writes, stages and commits (pending.py);
-- `<common git dir>/qola/commits/<sha>.json`, `.../qola/series/<hash>.json`:
-  what a commit records and what a patch series produced (never stale);
-- `<git dir of the root>/qola/noop/<key>.json`: the no-op's stamps;
-- the CMake results file, where `--cmake-out` says;
-- `refs/qola/backup/<name>/[<nested path>/]<UTC time>-<pid>-<n>[-<why>]`:
-  saved local work, created only where no ref exists yet;
-- `refs/qola/pins/<sha>`: every commit qola checked out in a repository, and
-  every pin asked of a mirror;
-- in a `--cache` folder: `<name>-<hash of URL>.git` mirrors and their `.lock`
-  files; in `verify --remote`'s scratch repository, `refs/qola/track`;
-- temporary siblings: `.<name>.qola-clone-<pid>` (a clone being made),
-  `.<file>.<pid>.<n>.tmp` (a file being replaced).
-
-What qola has git write in a repository follows the same rule (`git_write_problem`): no
-link where git writes (qola/git.py checks before every command that may write).
-
-How: a file is written under a folder qola trusts (a git dir, or the folder
-of the CMake results file) by walking down from it without following any
-symbolic link, creating a temporary file with O_CREAT|O_EXCL|O_NOFOLLOW and
-renaming it over the name. A symlink planted at the name is replaced, never
-followed; one planted at a folder on the way stops the write (OSError with
-ELOOP or ENOTDIR). The lock is the one file opened in place: with O_NOFOLLOW,
-and refused unless it is a regular file with one link.
-"""
+The list of paths and how a write avoids links: docs/development.md, "Every path qola
+writes, and how"."""
 
 from __future__ import annotations
 
