@@ -1,22 +1,7 @@
 """Moving several pins at once, all or nothing (`qola bump --all`).
 
-The order is what makes it all or nothing:
-
-1. plan every move (resolve each track with `ls-remote`, learn the commits in a
-   scratch repository, refuse a move backwards unless allowed): nothing written;
-2. check that none of the dependencies to move holds local work (exit 4 names
-   them all), and fetch every new pin into its dependency (objects only: a fetch
-   that fails leaves every HEAD where it was);
-3. move them, one after the other; when one fails, every one already moved is
-   checked out again where it was (its commits are all present: no network);
-4. only then write the manifest and the index (or the commit).
-
-A dependency that is not checked out is not cloned: its pin is written, and the
-next `qola checkout` fetches it. An overridden one (QOLA_SOURCE_DIR_<NAME>) is
-never moved, here as in checkout. Cloning it here would leave, after a later
-failure, a new folder (and for a submodule, its git dir and the root's config)
-that "nothing changed" could only mean by deleting them.
-"""
+The order that makes it all or nothing: docs/bump.md, "How `bump --all` stays all or
+nothing"."""
 
 from __future__ import annotations
 

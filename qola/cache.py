@@ -1,13 +1,7 @@
 """Shared bare mirrors, one per URL (`--cache DIR`): a second checkout fetches nothing it has.
 
-A mirror holds the upstream's branches and tags plus every pin asked of it (under
-`refs/qola/pins/`, so that git's garbage collection keeps them). Nested submodules
-get mirrors of their own, keyed by their URL as git resolves it. A dependency
-cloned with the cache borrows the mirror's objects through
-`objects/info/alternates`, as `git clone --reference` does: its own store only
-gets what qola makes there (patch commits). Mirrors are updated under a lock per
-mirror, so build folders and CI jobs sharing a cache take turns.
-"""
+What a mirror holds and how clones borrow from it: docs/performance.md, "The mirrors of
+`--cache`"."""
 
 from __future__ import annotations
 

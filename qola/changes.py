@@ -1,13 +1,6 @@
 """What `qola diff` compares: the pins at a revision of the root, and the pins now.
 
-The manifest at the revision is read from the root's repository (`REV:<path>`,
-and `.gitmodules` at the same revision for what the legacy form and the
-submodule rules take from it), validated as any manifest, and paired with the
-work tree's by dependency name. For each pin that moved, the commits between
-the two come from qola/history.py: from the dependency's own repository when it
-holds them, else fetched (commits only) into a scratch repository. Nothing is
-written into the root or any dependency.
-"""
+How the two are read and paired: docs/workflow.md, "What `diff` compares"."""
 
 from __future__ import annotations
 

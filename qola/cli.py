@@ -458,28 +458,26 @@ def bump(
 ) -> None:
     """Move NAME's pin to REF (or with --all every tracked pin to its tip): resolve, show the
     log, rewrite the pin, check out."""
-    from qola.commands.bump import bump as command
+    from qola.commands import bump as bumping
 
+    opts = bumping.BumpOptions(
+        ref=ref, dry_run=dry_run, do_commit=do_commit, no_checkout=no_checkout,
+        allow_downgrade=allow_downgrade, offline=offline, force=force,
+        lock_timeout=lock_timeout, fetch_timeout=fetch_timeout, fmt=fmt,
+    )  # fmt: skip
     if fmt == "json" and not dry_run:
         raise click.UsageError("--format json describes a bump without making it: add --dry-run")
     if every:
-        from qola.commands.bump import bump_all
-
         if name is not None or ref is not None:
             raise click.UsageError("--all bumps every tracked pin to its tip: no NAME, no --to")
         if fmt == "json":
             raise click.UsageError("--format json describes one bump: give NAME, not --all")
-        sys.exit(bump_all(common, dry_run, do_commit, no_checkout, allow_downgrade, offline,
-                          force, lock_timeout, fetch_timeout))  # fmt: skip
+        sys.exit(bumping.bump_all(common, opts))
     if name is None:
         raise click.UsageError("give the NAME of the dependency to bump, or --all")
     if common.groups:
         raise click.UsageError("--group selects what --all bumps: add --all, or give no --group")
-    code = command(
-        common, name, ref, dry_run, do_commit, no_checkout, allow_downgrade, offline, force,
-        lock_timeout, fetch_timeout, fmt,
-    )  # fmt: skip
-    sys.exit(code)
+    sys.exit(bumping.bump(common, name, opts))
 
 
 @cli.command(epilog=EXIT_CODES)

@@ -1,19 +1,7 @@
 """When QoLA.cmake runs qola: hints in CMake's terms, and the pins of the build's other calls.
 
-QoLA.cmake sets two variables for the qola it starts, and only for it:
-
-- QOLA_CMAKE_BINARY_DIR, the build folder. It says that a person is configuring a
-  build rather than typing qola commands, so a hint names the `-D` cache variable to
-  set, as the command that configures that build folder again
-  (`cmake -DQOLA_FORCE=ON /src/build`), or the whole one-off command to run.
-- QOLA_CMAKE_CALLS, the build's other `qola_checkout()` calls: those made earlier in
-  this configure, and those the last configure made that this one has not made yet
-  (they come later). One line per call, `<when>|<manifest>|<root>|<names>|<groups>`,
-  when `earlier` or `later`, each field percent-encoded where it holds `%|,;` or a
-  line break, names and groups comma-separated. A folder another call's manifest
-  pins to another commit stops the checkout before anything moves, whichever call
-  comes first (the two calls would otherwise move it back and forth).
-"""
+The two variables QoLA.cmake sets for it: docs/cmake.md, "What QoLA.cmake tells the qola
+it starts"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
 """What a checkout tells CMake: the file that `checkout --cmake-out FILE` writes.
 
-QoLA.cmake runs the checkout and then `include()`s FILE, which sets
-`QOLA_<NAME>_SHA`, `QOLA_<NAME>_SOURCE_DIR` and `QOLA_DEPENDENCIES`, plus
-internal variables the module reads: the list of result variables, the files
-that must re-run configure when they change (patches, and every HEAD and `.git`
-file the look read, so that a hand checkout in a dependency re-runs configure),
-and — when qola could prove the whole state from files — a stamp that lets the
-next configure skip starting Python while nothing it lists has changed
-(qola/stamp.py); and the warning, if any, that a pin and the root's gitlink
-disagree (qola/pin_gitlinks.py), which the module shows at every configure.
-
-The file is rewritten only when its content changes, atomically, so the
-mtime of an unchanged result never moves.
-"""
+What the file holds and when it is rewritten: docs/cmake.md, "The results file"."""
 
 from __future__ import annotations
 
@@ -88,7 +76,7 @@ def write_results(
     """Write the CMake results file when its content changed; return whether it wrote.
 
     Given the manifest, the file also lists the patch files as configure
-    dependencies, and carries proof (stamp.proven's) as the stamp for the module's
+    dependencies, and carries proof (at_pin.proven's) as the stamp for the module's
     fast path, its watched files (HEADs, gitfiles) as configure dependencies too.
     The warnings are the configure's to show, at every configure while the file stands.
     """
@@ -110,7 +98,7 @@ def write_for(
     runner: Runner | None = None,
 ) -> stamp.Proof | None:
     """write_results for checked-out deps, each at its folder or its override, with
-    stamp.proven's proof and a warning for each pin the root's gitlink contradicts.
+    at_pin.proven's proof and a warning for each pin the root's gitlink contradicts.
 
     Returns the proof the file carries (the root's index joins it while a warning
     stands), or None, having written nothing, when only git can read the index and
@@ -257,7 +245,7 @@ def _cmake_stamp(entries: Sequence[tuple[str, str]]) -> dict[str, list[str]] | N
 
 
 def read_stamp(text: str) -> list[tuple[str, str]]:
-    """The stamp entries of a results file's text (for `python -m qola.stamp`)."""
+    """The stamp entries of a results file's text (for `python -m qola.explain_stamp`)."""
     values: dict[str, list[str]] = {}
     for line in text.splitlines():
         name, _, rest = line.partition(" ")

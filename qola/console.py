@@ -1,19 +1,7 @@
 """The one place that knows about terminals: results, messages, verbosity, colour, progress.
 
-stdout carries results; notes, warnings, errors and progress go to stderr (under
-CMake, a failure's report goes to stdout: `report`).
-Commands never import click (only cli.py does); they write through here, and
-everything written here passes safetext.for_log on its way out: other people's text
-in it (made readable where it was put in, qola/safetext.py) can never move the
-cursor, retitle the terminal or start a line a CI runner takes as a command.
-
-Progress is git's own: the long git commands run with --progress and qola/git.py
-hands each line git writes to the Activity of the dependency being worked on
-(one per thread). On a terminal the running activities are a board at the foot
-of stderr, one line each, redrawn at most ten times a second; elsewhere (CI
-logs, CMake) each step is one plain line, and a step that runs long gets a
-heartbeat line every HEARTBEAT seconds, without carriage returns or escape codes.
-"""
+Which stream carries what, and how progress is drawn: docs/cli.md, "Where output goes, and
+progress"."""
 
 from __future__ import annotations
 

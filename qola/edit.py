@@ -70,11 +70,10 @@ def write_atomically(path: Path, new_text: str, expected_old: bytes) -> None:
             out.write(new_text.encode("utf-8"))
             out.flush()
             os.fsync(out.fileno())
-        if hasattr(os, "chown"):
-            # Root in a container editing a tree owned by the host user must not leave
-            # a root-owned manifest behind; anyone else cannot chown and need not.
-            with contextlib.suppress(OSError):
-                os.chown(tmp, status.st_uid, status.st_gid)
+        # Root in a container editing a tree owned by the host user must not leave
+        # a root-owned manifest behind; anyone else cannot chown and need not.
+        with contextlib.suppress(OSError):
+            os.chown(tmp, status.st_uid, status.st_gid)
         os.chmod(tmp, stat.S_IMODE(status.st_mode))
         os.replace(tmp, target)
     except BaseException as exc:
@@ -189,7 +188,7 @@ def _line(text: str, offset: int) -> int:
 
 
 def _fsync_folder(folder: Path) -> None:
-    # Makes the rename itself durable on POSIX; folders cannot be opened on Windows.
+    # Makes the rename itself durable.
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
         try:

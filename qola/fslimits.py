@@ -1,18 +1,7 @@
 """What a file system can hold: the length of a name and of a whole path, in bytes.
 
-A manifest's paths (a dependency's folder, its patches, `[qola] root`) and the command
-line's `--root` become folders qola and git create and open. A name longer than the file
-system allows (NAME_MAX, 255 bytes on Linux and macOS) or a path longer than PATH_MAX
-(4096 bytes on Linux, 1024 on macOS; the terminating NUL included) loads as any other
-text, and then every command fails with "File name too long". So they are measured at
-load, as the file system will see them: in the bytes of the file system's encoding (a
-UTF-8 "é" is two), with what qola and git add to them counted in:
-
-- beside a dependency's folder, the temporary clone `.<name>.qola-clone-<pid>`
-  (CLONE_NAME bytes more than the folder's own name);
-- below it, git's own files: `.git/objects/pack/pack-<64 hex>.idx` is the longest name
-  git writes directly in a repository (GIT_ROOM bytes).
-"""
+What is measured at load, and what qola and git add: docs/manifest.md, "Names and paths a
+file system can hold"."""
 
 from __future__ import annotations
 

@@ -10,7 +10,6 @@ at a path the operating system resolves the same way (no `..` in it).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import struct
@@ -19,6 +18,12 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from qola import stamp
+from qola.commitcache import read_commit_cache as read_commit_cache  # for observe.py
+from qola.commitcache import write_commit_cache as write_commit_cache
+from qola.gitpaths import common_dir as common_dir
+from qola.gitpaths import common_dir_text as _common_dir
+from qola.gitpaths import physical as _physical
+from qola.gitpaths import read as _read
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _HEX = frozenset(b"0123456789abcdef")
@@ -452,57 +457,6 @@ def _boolean(value: str) -> bool | None:
     return None if number is None else int(lowered.rstrip("kmg")) != 0
 
 
-def _physical(path: str) -> str | None:
-    """path with every `..` resolved against the real folder it follows, as the operating
-    system resolves it (None: not absolute). Each folder so resolved is noted."""
-    if not os.path.isabs(path):
-        return None
-    current = os.sep
-    real = True  # current has no symlink in it (the parent of a real path is real)
-    for part in path.split(os.sep):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not real:
-                resolved = os.path.realpath(current)
-                stamp.saw_folder(current, resolved)
-                current, real = resolved, True
-            current = os.path.dirname(current)
-        else:
-            current = os.path.join(current, part)
-            real = False
-    return current
-
-
-def _read(path: str) -> bytes | None:
-    """A file's bytes (noted for the stamp), or None when it cannot be read."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except (FileNotFoundError, NotADirectoryError):
-        stamp.saw_file(path, None)
-        return None
-    except OSError as error:  # a folder, unreadable: nothing a stamp can vouch for
-        stamp.cannot_prove(f"{path}: {error.strerror}")
-        return None
-    stamp.saw_file(path, data)
-    return data
-
-
-def common_dir(gitdir: Path) -> Path:
-    """Where refs and objects live (differs from gitdir for linked worktrees)."""
-    found = _common_dir(os.fspath(gitdir))
-    return Path(found) if found is not None else gitdir
-
-
-def _common_dir(gitdir: str) -> str | None:
-    data = _read(os.path.join(gitdir, "commondir"))
-    if data is None:
-        return gitdir
-    text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
-    return _physical(os.path.join(gitdir, text))  # an absolute text stays absolute
-
-
 def read_head(gitdir: Path) -> tuple[str | None, str | None]:
     """(commit SHA, branch ref) of HEAD; the SHA is None when it cannot be read."""
     head = os.path.join(gitdir, "HEAD")
@@ -554,36 +508,6 @@ def is_populated(worktree: Path) -> bool:
             return any(True for _ in it)
     except OSError:
         return False
-
-
-# What qola learned about a commit is remembered in the repository's git dir:
-# a commit's gitlinks never change, so the cache never goes stale.
-# A patch series' result is remembered the same way, keyed by a hash of pin and patches.
-def read_commit_cache(gitdir: Path, key: str, folder: str = "commits") -> dict[str, object] | None:
-    path = os.path.join(common_dir(gitdir), "qola", folder, f"{key}.json")  # store.record_file
-    # Not noted for a stamp: what a file holds is a function of its name (a commit, or a
-    # pin and its patches), and one that goes away only makes the next look ask git.
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    try:
-        found = json.loads(data)
-    except ValueError:
-        return None
-    return found if isinstance(found, dict) else None
-
-
-def write_commit_cache(
-    gitdir: Path, key: str, data: dict[str, object], folder: str = "commits"
-) -> None:
-    from qola import store
-
-    path = store.record_file(gitdir, folder, key)
-    # A cache that cannot be written (or a link in the way) is only slower next time.
-    with contextlib.suppress(OSError):
-        store.write_file(path, json.dumps(data, sort_keys=True).encode(), common_dir(gitdir))
 
 
 def modules_dir_problem(root: Path, name: str) -> str | None:

@@ -1,14 +1,7 @@
 """The flagged entries of a repository's index file, read without running git.
 
-verify must find files flagged assume-unchanged or skip-worktree and then edited
-(git status cannot see them). Asking `git ls-files -v` costs a process per
-repository; the flags are two bits in `.git/index`. This reader handles index
-versions 2, 3 and 4 with SHA-1 or SHA-256 names (git's gitformat-index(5)).
-Anything it does not fully understand (a split or sparse index, an unknown
-version or required extension, a checksum or a structure that does not add up,
-sparse checkout, a missing file) makes it answer None, and the caller asks git:
-a parsing shortcut must never make a tree look clean.
-"""
+Why, and what makes it hand over to git: docs/performance.md, "Index flags read from the
+file"."""
 
 from __future__ import annotations
 
@@ -94,7 +87,7 @@ def _index_bytes(gitdir: Path) -> bytes | None:
     """The index file's bytes; None unless it is a regular file that can be read (a FIFO
     planted at its name must not make qola wait)."""
     try:
-        fd = os.open(gitdir / "index", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(gitdir / "index", os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

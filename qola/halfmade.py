@@ -1,16 +1,7 @@
 """Repositories whose first checkout never finished: HEAD names a commit, there is no index.
 
-`git clone --no-checkout` (what `git submodule update` runs before its checkout)
-leaves one when that checkout fails, and a run of qola killed while it populated
-a nested submodule leaves one: both hold nothing but HEAD's files, some of them
-missing, and `git checkout -f` finishes them. A user's `rm .git/index` (the usual
-cure for "index file corrupt") leaves one too, with the user's edits, new files
-and commits in it. git cannot tell them apart (with no index, every file is
-untracked to it), so what such a repository holds is compared with HEAD through
-an index made from HEAD in a temporary folder; the repository's own files are
-neither read for an index nor written. Only a repository in which nothing
-differs from HEAD but missing files may be finished with -f.
-"""
+How they come about and when one may be finished: docs/submodules.md, "A first checkout
+that never finished"."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
 """The commits between two pins, learned without writing anywhere.
 
-`qola bump` shows them and refuses a new pin that does not descend from the old
-one; `qola diff` lists them for a reviewer; `qola outdated` counts how far a pin
-is behind what it follows. When the dependency's own repository holds both
-commits and the whole history between them, it answers; otherwise the history
-comes into a scratch repository (qola/probe.py: commits only, shallow back to a
-day before the older pin's date when that date is known, and in full when that
-was not enough). Offline (`bump --offline`) only the dependency's own repository
-is read, and it must hold both commits.
-"""
+Where they come from: docs/workflow.md, "The commits between two pins"."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
 """How far each pin is behind what it follows upstream, for `qola outdated`.
 
-The followed ref is the dependency's `track` (a branch or a tag), else the
-remote's default branch: the ref `qola bump` would move the pin to. `ls-remote`
-reads its tip; the commits between the pin and the tip come from qola/history.py
-(the dependency's own repository when it holds them, else a scratch repository:
-commits only, back to a day before the pin's date). Nothing is written into the
-root or the dependency.
-"""
+Which ref is followed and where the commits come from: docs/workflow.md, "How `outdated`
+measures"."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
 """One lock per root, held while qola changes anything, so concurrent runs take turns.
 
-The lock is an fcntl flock on `<gitdir>/qola.lock` (the root itself outside a
-repository): the kernel releases it when the holder dies, even by SIGKILL, so
-a stale lock cannot exist. Once it holds the lock, a run writes who it is
-(pid, host, start time, command) into the file, so that a run that gives up
-waiting can name the holder. Only the holder ever writes the file, and it
-writes before it truncates, so a waiter reads either a whole record, or an
-old or empty one — never someone else's half-truncated file. Read-only
-commands (verify, status) never take it.
-"""
+How it is held and how a waiter names the holder: docs/development.md, "The root's lock"."""
 
 from __future__ import annotations
 

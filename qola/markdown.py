@@ -1,15 +1,6 @@
 """Markdown for pull-request comments: text from commits made safe, links to GitHub.
 
-Commit subjects, author names, URLs and file names are other people's text. In a
-comment they must not become markup (`*`, `_`, backticks, `|` that ends a table cell,
-`<` that opens HTML, `&commat;` that Markdown reads as `@`), mention people (`@name`
-notifies them), link issues of the wrong repository (`#123` and `GH-123` in a
-dependency's subject mean the dependency's issue 123, not the project's) or link
-anywhere (GitHub links bare `https://...` and `www....` by itself). A zero-width
-space after `@`, `://` and `www.` and before the digits of `#123` and `GH-123`
-keeps GitHub from linking them, `&` and every other markup character is escaped,
-and control characters are shown as escapes (qola/safetext.py).
-"""
+What must not become markup, a mention or a link: docs/workflow.md, "Markdown made safe"."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """Submodules the way `git submodule update --init` leaves them.
 
-A submodule's repository lives in its superproject's git dir, under
-`modules/<name>`; the work tree holds a `.git` file (`gitdir: <relative path>`),
-the git dir's config a `core.worktree` pointing back (relative, as git writes it),
-and the superproject's config initialises it: `submodule.<name>.url` and, unless
-git already counts it as active, `submodule.<name>.active = true`. qola makes and
-reads that layout for dependencies that are submodules of the root and for every
-nested submodule, so that git's own `submodule status`, `update`, `foreach` and
-`sync` agree with it.
-
-The reads here (is_initialised) serve the no-op path: one config file, no git.
-"""
+The layout and who reads it: docs/submodules.md, "The layout qola makes"."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """Patch series on top of a pin: each *.patch one commit, the same on every machine.
 
-A series is applied to a temporary index (`git apply --cached`), never to the work
-tree, and each step is committed with `commit-tree` under a fixed identity and date,
-so the resulting commit depends only on the pin and the patch files. Checkout then
-moves the work tree to that commit like to any other. What a series produced is
-remembered in the repository's git dir, keyed by a hash of the pin and the files,
-so the no-op path can compare HEAD with it without running git.
-"""
+How a series is applied and remembered: docs/patches.md, "How a series becomes commits"."""
 
 from __future__ import annotations
 
@@ -16,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitfiles
+from qola import commitcache, gitfiles
 from qola.errors import GitError, UsageError
 from qola.manifest import Dep
 
@@ -110,7 +104,7 @@ def load(root: Path, dep: Dep) -> dict[str, Series]:
 
 def remembered(gitdir: Path, series: Series, base: str) -> Applied | None:
     """What applying series to base produced before, if this repository has done it."""
-    data = gitfiles.read_commit_cache(gitdir, series.fingerprint(base), folder="series")
+    data = commitcache.read_commit_cache(gitdir, series.fingerprint(base), folder="series")
     if data is None:
         return None
     chain, names = data.get("chain"), data.get("names")
@@ -135,7 +129,7 @@ def remember(gitdir: Path, series: Series, applied: Applied) -> None:
     from qola import store
 
     data = {"base": applied.base, "chain": list(applied.chain), "names": list(applied.names)}
-    path = store.record_file(gitdir, "series", series.fingerprint(applied.base))
+    path = commitcache.record_file(gitdir, "series", series.fingerprint(applied.base))
     text = json.dumps(data, sort_keys=True)
     try:
         store.write_file(path, text.encode(), gitfiles.common_dir(gitdir))

@@ -1,16 +1,7 @@
 """Pins the root's gitlinks disagree with: the warning a CMake configure shows.
 
-Editing a pin by hand leaves the root's index recording the old commit at the
-dependency's path; the configure checks the new pin out, and the next commit of
-the root would record the old one beside it. Each configure that runs qola warns
-of it (QoLA.cmake shows the warnings the results file carries) until the two agree.
-
-The root's index is read from its file (qola/gitindex.py), no git: this runs on
-the no-op path too. While a warning stands, the index as it was read joins the
-stamp, so the configure after `qola bump` stages the pin looks again and the
-warning goes; while none does, the index stays out of the stamp (it changes at
-every `git add`, which must not cost a configure anything).
-"""
+When it shows and what it costs the stamp: docs/cmake.md, "The warning when a pin and its
+gitlink disagree"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
 """`verify --manifest-only`: the checks that need the manifest and the root's index only.
 
-For a pre-commit hook or a CI step before any checkout: the manifest loads and
-validates (syntax, keys, paths, URLs — load() raises otherwise), every pin is a full
-SHA, and the root's gitlinks agree with the pins. No dependency folder is read.
-
-With `--staged`, or when run by pre-commit (which sets PRE_COMMIT=1 for its hooks),
-what is checked is what the next commit records: the manifest and .gitmodules as
-staged in the index, against the index's gitlinks. The index is the one git names
-in GIT_INDEX_FILE when it runs a commit hook (`git commit -a` and `git commit
-<paths>` commit a temporary index), else the repository's own.
-"""
+What it checks and which index: docs/ci.md, "What `verify --manifest-only` reads"."""
 
 from __future__ import annotations
 

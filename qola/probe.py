@@ -1,21 +1,7 @@
 """A scratch repository that learns a dependency's history from its remote, commits only.
 
-`bump`, `diff`, `outdated` and `verify --remote` read logs and ancestry upstream
-without writing anything into the dependency (which may be absent, or must stay
-untouched). What they need comes into a private, temporary bare repository:
-
-- commits only (`--filter=tree:0`; a server that does not allow filters gets a
-  warning from git and sends trees and blobs too, which is slower, never wrong);
-- shallow back to a day before a known date (the older pin's commit date) when
-  one is known, and the whole history of the ref only when that did not reach;
-- one remote, `origin`, so that a later command that needs trees or blobs (the
-  `--stat` summary of `diff -v`) has git fetch just those, lazily, from it.
-
-Why not into the dependency: a filtered fetch into a repository that is no
-partial clone turns it into one (git 2.39 writes `remote.origin.promisor` and
-`extensions.partialClone` into its config, even when the fetch fails), and an
-unfiltered one brings every blob of the history.
-"""
+What it fetches and why not into the dependency: docs/workflow.md, "The scratch
+repository"."""
 
 from __future__ import annotations
 

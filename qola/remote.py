@@ -1,16 +1,6 @@
 """`verify --remote`: is each pin still in the history of what it follows upstream?
 
-A pin that exists only on a deleted branch, or on a branch that was force-pushed to
-a commit that no longer contains it, builds today from the pinned SHA but is one
-garbage collection away from being unfetchable. This is the one check that uses the
-network, and only when asked.
-
-How: `ls-remote` finds the followed ref (the dep's `track`, else the remote's
-default branch); its history is fetched into a scratch repository (qola/probe.py:
-never into the dependency, which stays untouched; commits only), shallow back to a
-day before the pin's commit date when the checkout knows that date, and in full when
-that was not enough; then `merge-base --is-ancestor pin tip`.
-"""
+Why it matters and how it is checked: docs/workflow.md, "How `verify --remote` checks"."""
 
 from __future__ import annotations
 

@@ -1,24 +1,7 @@
 """Other people's text made safe for each kind of output qola writes.
 
-File names and nested submodules from a dependency, commit subjects, author names,
-URLs and git's own messages are written by other people. Shown raw, a control
-character in them acts on whatever reads qola's output: an escape sequence sets a
-terminal's title or hides text, a carriage return overwrites a line, a newline
-starts a line of the writer's choosing (in a GitHub Actions log, a workflow command
-such as `::error ...::` or `::stop-commands::`). One function per kind of output:
-
-- `line`: text shown as part of one line, each control character as an escape
-  (`\\n`, `\\033`; git's spelling);
-- `path`: a file name as git quotes one (`"gen.txt\\n::error"`), unchanged when it
-  needs no quoting;
-- `shell_word`: a value in a command a user may paste (`'a b'`, `$'a\\nb'`);
-- `for_log`: the last step before a terminal or a log: control characters other than
-  the line breaks and qola's own colours escaped, and no line a CI runner reads as a
-  command (`::name::` at its start, `##[name]` anywhere);
-- `json_document`: a JSON document that, printed into a log, is no command either.
-
-Markdown has its own rules on top of these (qola/markdown.py).
-"""
+Why, and one function per kind of output: docs/cli.md, "Other people's text in qola's
+output"."""
 
 from __future__ import annotations
 

@@ -111,11 +111,11 @@ def finite(seconds: float) -> float | None:
 
 def write_cmake(path: Path, sess: Session) -> None:
     """The CMake results file for the session's deps (with a stamp when one can be proven)."""
-    from qola import stamp
+    from qola import at_pin
     from qola.cmake_out import write_for
 
     loaded = _read_again(sess)
-    write_for(path, loaded, sess.deps, stamp.proven(loaded, sess.deps), sess.runner)
+    write_for(path, loaded, sess.deps, at_pin.proven(loaded, sess.deps), sess.runner)
 
 
 def _read_again(sess: Session) -> Manifest:

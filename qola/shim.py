@@ -1,28 +1,8 @@
-"""The safe.directory shim: a temporary global git config that trusts the repositories qola touches.
+"""The safe.directory shim: a temporary global git config that trusts the repositories qola
+touches.
 
-    with shim("scoped", [root]) as env:      # env: {"GIT_CONFIG_GLOBAL": "<tmp>/gitconfig"}
-        runner = Runner(env=env)
-        env.add(nested_submodule_path)       # trust more repositories as they are found
-        env.add_clone_source(url, cwd=root)  # and local clone/fetch sources
-
-The file `[include]`s the user's real global config first, so credential
-helpers, `url.<base>.insteadOf` mirrors, proxies and `user.*` keep working,
-then lists `safe.directory` values directly in itself. Observed with git
-2.39.5: a plain `[include]` is followed for safe.directory (an `includeIf
-gitdir:` is not, there is no repository yet), but writing the values in the
-file itself does not depend on that.
-
-The file lives in a private 0700 folder and is removed on normal exit and on
-exceptions (the context manager) and on SIGINT (Python's KeyboardInterrupt
-unwinds through it). SIGTERM and SIGHUP kill a Python process without
-unwinding, so the command line calls `install_signal_handlers()` once at
-start: the handlers remove every shim at once, then raise KeyboardInterrupt
-(SIGINT) or `Terminated` (a SystemExit with code 128 + signal: 143 for SIGTERM).
-Nothing can remove it after SIGKILL; so the folder is named after its owner
-(`qola-shim-<pid>-<start time>-<random>`) and every new shim first removes
-those of owners that are gone (a pid that no longer runs, or runs a process
-started at another time).
-"""
+What the file holds and how it is removed: docs/safe-directory.md, "How the shim is made
+and removed"."""
 
 from __future__ import annotations
 
@@ -32,7 +12,6 @@ import re
 import shutil
 import signal
 import stat
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -83,16 +62,6 @@ class Shim(Mapping[str, str]):
     def __repr__(self) -> str:
         return f"Shim(mode={self.mode!r}, config={self.config!r}, trusted={self._trusted!r})"
 
-    # Worker processes may receive a Shim; the lock does not travel.
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
     @property
     def trusted(self) -> tuple[str, ...]:
         """The safe.directory values this process has written, in order."""
@@ -124,7 +93,7 @@ class Shim(Mapping[str, str]):
             msg = f"the safe.directory shim {self.config} was already removed"
             raise RuntimeError(msg)
         with self._lock, _file_lock(self.config.parent / _LOCK_NAME):
-            # Another process (a --jobs worker) may have added values since:
+            # Another process given this shim may have added values since:
             # merge with the file's list rather than overwrite it.
             on_disk = _read_trusted(self.config.parent)
             merged = _unique([*on_disk, *self._trusted, *values])
@@ -201,7 +170,7 @@ def _process_start(pid: int) -> str | None:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             data = handle.read()
     except OSError:
-        return None  # no /proc (macOS, Windows): the pid alone must do
+        return None  # no /proc (macOS): the pid alone must do
     # Field 2 is the command in parentheses and may hold spaces: count after its end.
     fields = data.rsplit(b")", 1)[-1].split()
     return fields[19].decode() if len(fields) > 19 and fields[19].isdigit() else None
@@ -406,8 +375,7 @@ def remove_all() -> None:
 
 
 def _handled_signals() -> list[int]:
-    names = ("SIGINT", "SIGTERM", "SIGHUP")  # no SIGHUP on Windows
-    return [getattr(signal, name) for name in names if hasattr(signal, name)]
+    return [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
@@ -445,10 +413,7 @@ def _write(path: Path, text: str) -> None:
 
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock across processes (POSIX); threads use Shim's own lock."""
-    if sys.platform == "win32":
-        yield
-        return
+    """An exclusive lock across processes; threads use Shim's own lock."""
     import fcntl
 
     from qola import store

@@ -1,24 +1,6 @@
-"""Stamps: what must stay as it is on disk for a checkout's answer to stay true.
+"""Stamps: what a look read, recorded as it read it, and whether all of it still holds.
 
-A stamp is the list of what the look that gave the answer read, as (path,
-expectation) pairs, recorded by the code that read it (the manifest loader,
-qola/gitfiles.py, qola/observe.py) through `recording()`. An expectation is
-`missing`, `dir`, `file` (a file is there: one whose name says what it holds,
-like a git object or pack), `sha256:<hex>` (a file's content, as it was read),
-`glob:<hex>` (the sorted `*.patch` files below a folder, as CMake's
-GLOB_RECURSE lists them) or `realpath:<hex>` (the sha256 of the folder's path
-with every symlink resolved). Paths are absolute and never hold `..`: each `..`
-was resolved against the real folder before it (noted with a `realpath:`
-entry), so every checker reaches the same file as git and the operating system
-do, whatever it does with `..` in a path (CMake's file(REAL_PATH) collapses it
-as text). Every repository HEAD must be detached: a symbolic HEAD can move
-without its file changing.
-
-QoLA.cmake checks the stamp in the CMake results file to skip starting
-Python; qola/noop.py checks one it keeps in the root repository's git dir to
-skip reading the manifest. Both are taken with `proven`; checking (`holds`)
-needs only hashlib and os.
-"""
+What each kind of entry means and why: docs/stamps.md, "What a stamp entry means"."""
 
 from __future__ import annotations
 
@@ -169,11 +151,10 @@ class Proof(NamedTuple):  # not a dataclass: the no-op's stamp path must not imp
     watch: tuple[str, ...] = ()
 
 
-def proven(
-    manifest: Manifest, deps: Sequence[Dep], look: Callable[[], bool] | None = None
-) -> Proof:
-    """What vouches for look()'s answer (default: every dependency at its pin or overridden,
-    from files): the manifest loader's reads and look()'s, if they all still hold after it.
+def vouch(manifest: Manifest, look: Callable[[], bool]) -> Proof:
+    """What vouches for look()'s answer: the manifest loader's reads and look()'s, if they
+    all still hold after it (qola/at_pin.py's `proven` is the look of "every dependency at
+    its pin").
 
     Each entry is what was read, as it was read: another run moving a dependency while
     this one looks leaves an entry that no longer holds, so no stamp vouches for a mix.
@@ -181,7 +162,7 @@ def proven(
     """
     version = Path(__file__).with_name("__init__.py")  # another qola may decide otherwise
     with recording() as trail:
-        seen = look() if look is not None else _at_pins(manifest, deps)
+        seen = look()
     watched = tuple(trail.watch)
     if not seen or trail.unprovable or manifest.looked is None:
         return Proof(None, watched)
@@ -195,16 +176,10 @@ def proven(
     return Proof(pairs, watched)
 
 
-def _at_pins(manifest: Manifest, deps: Sequence[Dep]) -> bool:
-    from qola.errors import QolaError
-    from qola.observe import observe
-
-    try:
-        states = [observe(manifest, dep, None) for dep in deps]
-    except QolaError:
-        return False
-    return all(state.is_synced or (state.overridden and state.own_refusal is None)
-               for state in states)  # fmt: skip
+def proven(manifest: Manifest, deps: Sequence[Dep], look: Callable[[], bool]) -> Proof:
+    """vouch(manifest, look), as qola/noop.py calls it (deps unused); goes once noop.py
+    calls vouch or at_pin.proven."""
+    return vouch(manifest, look)
 
 
 def holds(pairs: Iterable[tuple[str, str]]) -> bool:
@@ -302,53 +277,3 @@ def explain(pairs: Sequence[Pair]) -> list[str]:
         for path, expectation in pairs
         if not holds([(path, expectation)])
     ]
-
-
-def _main(argv: list[str]) -> int:
-    """`python -m qola.stamp FILE…`: which entries of a stamp no longer hold, and why.
-
-    FILE is a no-op stamp (`.git/qola/noop/*.json` in the root repository) or a CMake
-    results file (`<build>/qola/*.cmake`).
-    """
-    import json
-
-    from qola.plural import count, verb
-
-    if not argv:
-        print(_main.__doc__)
-        return 2
-    broken = False
-    for name in argv:
-        with open(name, encoding="utf-8") as handle:
-            text = handle.read()
-        if text.lstrip().startswith("{"):
-            data = json.loads(text)
-            pairs = [(p, e) for p, e in data.get("entries", [])]
-            invocation = data.get("invocation", {})
-            shown = {k: invocation.get(k) for k in ("manifest", "root", "names", "cmake_out")}
-            print(f"{name}: the no-op's stamp for {json.dumps(shown)}")
-        else:
-            from qola.cmake_out import read_stamp
-
-            pairs = read_stamp(text)
-            print(f"{name}: the CMake stamp")
-        lines = explain(pairs)
-        for line in lines:
-            print(f"  {line}")
-        if not pairs:
-            print("  no stamp: nothing could vouch for that run's answer; qola runs each time")
-        elif lines:
-            print(f"  {len(lines)} of {count(len(pairs), 'entry', 'entries')} no longer "
-                  f"{verb(len(lines), 'holds', 'hold')}: the fast path steps aside and qola "
-                  "looks again")  # fmt: skip
-        else:
-            print(f"  {verb(len(pairs), 'its', 'all')} {count(len(pairs), 'entry', 'entries')} "
-                  f"{verb(len(pairs), 'holds', 'hold')}")  # fmt: skip
-        broken = broken or bool(lines) or not pairs
-    return 1 if broken else 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(_main(sys.argv[1:]))

@@ -1,37 +1,7 @@
 """Every path and ref qola writes, and the one safe way to write a file.
 
-Where (nothing else picks a name):
-
-- `<common git dir of the root>/qola.lock`: the root's lock and its holder's
-  record (the root folder itself when it is in no repository);
-- `<git dir>/qola/moving`: a move of a dependency is under way (recovery.py);
-- `<git dir of the root>/qola/editing`: an edit of the manifest (`bump`, `freeze`) is
-  under way, with what it writes, stages and commits (pending.py);
-- `<common git dir>/qola/commits/<sha>.json`, `.../qola/series/<hash>.json`:
-  what a commit records and what a patch series produced (never stale);
-- `<git dir of the root>/qola/noop/<key>.json`: the no-op's stamps;
-- the CMake results file, where `--cmake-out` says;
-- `refs/qola/backup/<name>/[<nested path>/]<UTC time>-<pid>-<n>[-<why>]`:
-  saved local work, created only where no ref exists yet (the nested path with every
-  byte a ref name may not hold as %XX: `ref_path`);
-- `refs/qola/pins/<sha>`: every commit qola checked out in a repository, and
-  every pin asked of a mirror;
-- in a `--cache` folder: `<name>-<hash of URL>.git` mirrors and their `.lock`
-  files; in `verify --remote`'s scratch repository, `refs/qola/track`;
-- temporary siblings: `.<name>.qola-clone-<pid>` (a clone being made),
-  `.<file>.<pid>.<n>.tmp` (a file being replaced).
-
-What qola has git write in a repository follows the same rule (`git_write_problem`): no
-link where git writes (qola/git.py checks before every command that may write).
-
-How: a file is written under a folder qola trusts (a git dir, or the folder
-of the CMake results file) by walking down from it without following any
-symbolic link, creating a temporary file with O_CREAT|O_EXCL|O_NOFOLLOW and
-renaming it over the name. A symlink planted at the name is replaced, never
-followed; one planted at a folder on the way stops the write (OSError with
-ELOOP or ENOTDIR). The lock is the one file opened in place: with O_NOFOLLOW,
-and refused unless it is a regular file with one link.
-"""
+The list of paths and how a write avoids links: docs/development.md, "Every path qola
+writes, and how"."""
 
 from __future__ import annotations
 
@@ -46,6 +16,8 @@ import threading
 import time
 from pathlib import Path
 
+from qola.gitpaths import common_dir
+
 LOCK_NAME = "qola.lock"
 QOLA_REFS = "refs/qola"  # every ref qola makes is below this
 BACKUP_PREFIX = f"{QOLA_REFS}/backup"
@@ -54,14 +26,8 @@ BACKUP_PREFIX = f"{QOLA_REFS}/backup"
 # and a HEAD there is never taken for someone's local work.
 PINS_PREFIX = f"{QOLA_REFS}/pins/"
 PROBE_REF = f"{QOLA_REFS}/track"
-_STATE = "qola"  # qola's folder inside a git dir
+STATE = "qola"  # qola's folder inside a git dir
 _CLONE_MARK = ".qola-clone-"
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted at a name must not hang qola
-_WALKS = os.open in os.supports_dir_fd and _NOFOLLOW != 0  # POSIX; Windows writes by path
 
 
 
@@ -83,27 +49,22 @@ def lock_file(root: Path, gitdir: Path | None) -> Path:
 
 def moving_marker(gitdir: Path) -> Path:
     """The record of a move under way in the repository of gitdir."""
-    return gitdir / _STATE / "moving"
+    return gitdir / STATE / "moving"
 
 
 def editing_record(gitdir: Path) -> Path:
     """The record of an edit of the manifest under way, in the root's (own) git dir."""
-    return gitdir / _STATE / "editing"
-
-
-def record_file(gitdir: Path, folder: str, key: str) -> Path:
-    """A remembered fact about a commit (folder "commits") or patch series ("series")."""
-    return common_dir(gitdir) / _STATE / folder / f"{key}.json"
+    return gitdir / STATE / "editing"
 
 
 def noop_stamp(gitdir: str | Path, key: str) -> str:
     """A no-op stamp (a str: the no-op path works on strings)."""
-    return os.path.join(gitdir, _STATE, "noop", f"{key}.json")
+    return os.path.join(gitdir, STATE, "noop", f"{key}.json")
 
 
 def noop_stamps(gitdir: Path) -> Path:
     """The folder of the no-op stamps."""
-    return gitdir / _STATE / "noop"
+    return gitdir / STATE / "noop"
 
 
 def noop_stamp_gitdir(stamp: str) -> str:
@@ -195,13 +156,6 @@ def is_alive(pid: int) -> bool:
     return True
 
 
-def common_dir(gitdir: Path) -> Path:
-    """Where refs, objects and shared state live (differs from gitdir for linked worktrees)."""
-    from qola import gitfiles
-
-    return gitfiles.common_dir(gitdir)
-
-
 # ----------------------------------------------------------------------------- how
 
 
@@ -213,14 +167,11 @@ def write_file(path: Path | str, data: bytes, under: Path | str, mode: int = 0o6
     target never written. Raises OSError (ELOOP, ENOTDIR, EISDIR, ENOSPC ...).
     """
     folder, name = _split(path, under)
-    if not _WALKS:  # pragma: no cover - Windows: no dir_fd, no O_NOFOLLOW
-        _write_by_path(Path(under, *folder, name), data, mode)
-        return
     dir_fd = _open_folder(under, folder, create=True)
     try:
         tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.{next(_serial)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode,
-                     dir_fd=dir_fd)  # fmt: skip
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, mode, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
@@ -241,21 +192,12 @@ def make_folders(path: Path | str, under: Path | str) -> None:
         raise ValueError(f"{path} is not below {under}")
     if folders == ["."]:
         return
-    if not _WALKS:  # pragma: no cover
-        Path(path).mkdir(parents=True, exist_ok=True)
-        return
     os.close(_open_folder(under, folders, create=True))
 
 
 def remove_file(path: Path | str, under: Path | str) -> bool:
     """Remove path (below `under`) without following a link on the way; False if absent."""
     folder, name = _split(path, under)
-    if not _WALKS:  # pragma: no cover
-        try:
-            os.unlink(Path(under, *folder, name))
-        except FileNotFoundError:
-            return False
-        return True
     try:
         dir_fd = _open_folder(under, folder, create=False)
     except FileNotFoundError:
@@ -277,12 +219,11 @@ def read_file(path: Path | str, under: Path | str) -> bytes | None:
     """
     folder, name = _split(path, under)
     try:
-        if not _WALKS:  # pragma: no cover
-            with open(Path(under, *folder, name), "rb") as handle:
-                return handle.read()
         dir_fd = _open_folder(under, folder, create=False)
         try:
-            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
+            # O_NONBLOCK: a FIFO planted at the name must not hang qola
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            fd = os.open(name, flags, dir_fd=dir_fd)
         finally:
             os.close(dir_fd)
         with os.fdopen(fd, "rb") as handle:
@@ -299,7 +240,7 @@ def open_lock(path: Path, mode: int = 0o644) -> int:
     The lock's record is written in place, so the file must be a regular file of
     qola's own: not a symbolic link (O_NOFOLLOW) and not a hard link to someone's file.
     """
-    flags = os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags, mode)
     except OSError as error:
@@ -345,22 +286,21 @@ def _split(path: Path | str, under: Path | str) -> tuple[list[str], str]:
 
 def _open_folder(under: Path | str, folders: list[str], create: bool) -> int:
     """A descriptor of under/folders..., reached without following a link below under."""
-    fd = os.open(under, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    fd = os.open(under, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    step = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     current = Path(under)
     try:
         for part in folders:
             current = current / part
             try:
-                following = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC,
-                                    dir_fd=fd)  # fmt: skip
+                following = os.open(part, step, dir_fd=fd)
             except FileNotFoundError:
                 if not create:
                     raise
                 # FileExistsError: made meanwhile (another thread or run); opened all the same.
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o777, dir_fd=fd)
-                following = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC,
-                                    dir_fd=fd)  # fmt: skip
+                following = os.open(part, step, dir_fd=fd)
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise _unsafe(current, "is a symbolic link or not a folder") from None
@@ -471,17 +411,3 @@ def _linked_entry(folder: Path) -> str | None:
     except OSError:
         pass
     return None
-
-
-def _write_by_path(path: Path, data: bytes, mode: int) -> None:  # pragma: no cover
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_serial)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

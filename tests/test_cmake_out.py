@@ -10,8 +10,7 @@ import pytest
 from conftest import Upstream
 from repos import git
 
-from qola import manifest, store
-from qola import stamp as stamps
+from qola import at_pin, commitcache, manifest
 from qola.cmake_out import CMakeResult, cmake_name, render, write_results
 from qola.errors import ManifestError
 from qola.git import Runner
@@ -123,7 +122,7 @@ def _pinned_checkout(tmp_path: Path, upstream: Upstream) -> manifest.Manifest:
 
 def stamp_of(loaded: manifest.Manifest, sha: str, source: Path) -> list[str]:
     """The stamp the results file carries for lib at source, with what proves it."""
-    proof = stamps.proven(loaded, loaded.deps)
+    proof = at_pin.proven(loaded, loaded.deps)
     return _stamp(render([CMakeResult("lib", sha, source)], loaded, proof))
 
 
@@ -205,6 +204,6 @@ def test_stamp_is_empty_when_the_commits_gitlinks_are_not_remembered(
 ) -> None:
     loaded = _pinned_checkout(tmp_path, upstream)
     lib = loaded.root / "lib"
-    shutil.rmtree(store.record_file(lib / ".git", "commits", "any").parent)
+    shutil.rmtree(commitcache.record_file(lib / ".git", "commits", "any").parent)
 
     assert stamp_of(loaded, upstream.lib_v2, lib) == []

@@ -15,7 +15,7 @@ import pytest
 from conftest import Project, Upstream
 from repos import commit_file, git, head, snapshot, without_noop_stamps
 
-from qola import store
+from qola import commitcache, store
 
 SERIES = "patches/lib"
 
@@ -139,7 +139,7 @@ def test_two_clones_get_the_same_patched_commit(make_project, texts, run_qola):
 
 def test_patched_head_is_found_again_when_qola_forgot_it(patched, run_qola):
     """With qola's memory of the series gone, verify works the commit out, writing nothing."""
-    memory = store.record_file(patched.lib / ".git", "series", "any").parent
+    memory = commitcache.record_file(patched.lib / ".git", "series", "any").parent
     for item in memory.iterdir():
         item.unlink()
     before = snapshot(patched.root)

@@ -161,7 +161,7 @@ def test_stamp_paths_are_what_the_operating_system_resolves(tmp_path: Path) -> N
     assert trail.pairs() == []
 
 
-def test_python_m_qola_stamp_names_the_entry_that_no_longer_holds(pinned_by_qola, upstream):
+def test_python_m_qola_explain_stamp_names_the_entry_that_no_longer_holds(pinned_by_qola, upstream):
     import sys
 
     from procs import environment, noop_declined
@@ -172,7 +172,7 @@ def test_python_m_qola_stamp_names_the_entry_that_no_longer_holds(pinned_by_qola
     files = [str(results), str(noop_stamp)]
 
     def explained() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "qola.stamp", *files],
+        return subprocess.run([sys.executable, "-m", "qola.explain_stamp", *files],
                               capture_output=True, text=True, env=environment())  # fmt: skip
 
     held = explained()

@@ -12,7 +12,7 @@ import procs
 import pytest
 from repos import git, head, snapshot
 
-from qola import gitfiles, store
+from qola import commitcache, gitfiles, store
 from qola.lock import lock_path, root_lock
 
 VICTIM_TEXT = "the user's own file\n"
@@ -212,7 +212,7 @@ def test_a_link_at_the_move_record_stops_the_next_run_and_removes_nothing(behind
 def test_a_link_at_a_cache_file_is_replaced_not_followed(behind_pin, victim, upstream):
     gitdir = gitfiles.git_dir(behind_pin.lib)
     assert gitdir is not None
-    planted = store.record_file(gitdir, "commits", upstream.lib_tip)
+    planted = commitcache.record_file(gitdir, "commits", upstream.lib_tip)
     planted.parent.mkdir(parents=True, exist_ok=True)
     planted.symlink_to(victim)
     proc = procs.run("checkout", "-m", str(behind_pin.manifest))
@@ -226,7 +226,7 @@ def test_a_link_at_a_cache_file_is_replaced_not_followed(behind_pin, victim, ups
 def test_a_linked_commit_cache_folder_is_only_slower(behind_pin, victim, upstream):
     gitdir = gitfiles.git_dir(behind_pin.lib)
     assert gitdir is not None
-    _plant_link_folder(store.record_file(gitdir, "commits", "x").parent, victim)
+    _plant_link_folder(commitcache.record_file(gitdir, "commits", "x").parent, victim)
     proc = procs.run("checkout", "-m", str(behind_pin.manifest))
     assert proc.returncode == 0, proc.stderr
     assert head(behind_pin.lib) == upstream.lib_tip
@@ -244,7 +244,7 @@ def test_a_linked_series_folder_stops_the_move_clearly(behind_pin, victim, upstr
     behind_pin.manifest.write_text(behind_pin.manifest.read_text() + 'patches = "patches"\n')
     gitdir = gitfiles.git_dir(behind_pin.lib)
     assert gitdir is not None
-    folder = store.record_file(gitdir, "series", "x").parent
+    folder = commitcache.record_file(gitdir, "series", "x").parent
     _plant_link_folder(folder, victim)
     stops_clearly(
         behind_pin,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from qola import console
 from qola.commands import editing
@@ -16,33 +16,35 @@ if TYPE_CHECKING:
     from qola.moves import Move
 
 
-def bump(
-    common: Common,
-    name: str,
-    ref: str | None,
-    dry_run: bool,
-    do_commit: bool,
-    no_checkout: bool,
-    allow_downgrade: bool,
-    offline: bool,
-    force: bool,
-    lock_timeout: float,
-    fetch_timeout: float,
-    fmt: str = "text",
-) -> int:
-    """Move NAME's pin to REF: resolve, show the log, rewrite the pin, check out.
+class BumpOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses cost imports
+    """How `bump` moves pins: its options (spelled in qola/options.py and cli.py), from click."""
 
-    fmt json (with dry_run only): the move as a JSON document, nothing else on stdout.
-    """
+    ref: str | None  # --to (bump NAME only)
+    dry_run: bool
+    do_commit: bool
+    no_checkout: bool
+    allow_downgrade: bool
+    offline: bool
+    force: bool
+    lock_timeout: float
+    fetch_timeout: float
+    fmt: str  # json: the move as a JSON document (with dry_run only; bump NAME only)
+
+
+def bump(common: Common, name: str, opts: BumpOptions) -> int:
+    """Move NAME's pin to opts.ref: resolve, show the log, rewrite the pin, check out."""
     from qola import moves, pending
     from qola.plan import Options
 
+    ref, dry_run, do_commit, no_checkout = opts.ref, opts.dry_run, opts.do_commit, opts.no_checkout
+    offline, lock_timeout = opts.offline, opts.lock_timeout
+
     common = dataclasses.replace(common, names=(name,))
     with session(common, offline=offline) as sess:
-        sess.runner.timeout = finite(fetch_timeout)
+        sess.runner.timeout = finite(opts.fetch_timeout)
         [dep] = sess.deps
         worktree = sess.manifest.root / dep.path
-        options = Options(offline, force)
+        options = Options(offline, opts.force)
         words = f"bump {name}" + (f" --to {ref}" if ref else "")
         command = command_line(words, commit=do_commit, no_checkout=no_checkout)
         finish = None if dry_run else editing.left_over(sess, command, lock_timeout)
@@ -52,9 +54,9 @@ def bump(
         # written before the checkout (none at all with --dry-run or --no-checkout).
         new, source = moves.resolve(sess.runner, dep, worktree, ref, offline)
         move = moves.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
-        move = moves.describe(sess.runner, move, worktree, source, offline, allow_downgrade)
+        move = moves.describe(sess.runner, move, worktree, source, offline, opts.allow_downgrade)
         new = move.new
-        if fmt == "json":
+        if opts.fmt == "json":
             from qola import render
 
             console.result(render.bump_json(sess.manifest, move, dry_run), end="")
@@ -146,23 +148,16 @@ def warn_if_only_here(
         )
 
 
-def bump_all(
-    common: Common,
-    dry_run: bool,
-    do_commit: bool,
-    no_checkout: bool,
-    allow_downgrade: bool,
-    offline: bool,
-    force: bool,
-    lock_timeout: float,
-    fetch_timeout: float,
-) -> int:
+def bump_all(common: Common, opts: BumpOptions) -> int:
     """Move every pin that has a track (of the selected ones) to its tip, all or nothing."""
     from qola import batch, moves, pending
     from qola.plan import Options
 
+    dry_run, do_commit, no_checkout = opts.dry_run, opts.do_commit, opts.no_checkout
+    offline, force, lock_timeout = opts.offline, opts.force, opts.lock_timeout
+
     with session(common, offline=offline) as sess:
-        sess.runner.timeout = finite(fetch_timeout)
+        sess.runner.timeout = finite(opts.fetch_timeout)
         command = command_line("bump --all", common.groups, commit=do_commit,
                                no_checkout=no_checkout)  # fmt: skip
         finish = None if dry_run else editing.left_over(sess, command, lock_timeout)
@@ -176,7 +171,7 @@ def bump_all(
         if not tracked:
             console.result("nothing to bump: no selected dependency has a track to follow")
             return 0
-        planned = batch.plan(sess.runner, sess.manifest, tracked, offline, allow_downgrade)
+        planned = batch.plan(sess.runner, sess.manifest, tracked, offline, opts.allow_downgrade)
         moving = [move for move in planned if move.old != move.new]
         for move in planned:
             if move.old == move.new:

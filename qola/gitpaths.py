@@ -1,0 +1,63 @@
+"""Reading a git dir's small files as git does, each read noted for the stamp being recorded
+(qola/stamp.py); and where its common dir is."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from qola import stamp
+
+
+def physical(path: str) -> str | None:
+    """path with every `..` resolved against the real folder it follows, as the operating
+    system resolves it (None: not absolute). Each folder so resolved is noted."""
+    if not os.path.isabs(path):
+        return None
+    current = os.sep
+    real = True  # current has no symlink in it (the parent of a real path is real)
+    for part in path.split(os.sep):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not real:
+                resolved = os.path.realpath(current)
+                stamp.saw_folder(current, resolved)
+                current, real = resolved, True
+            current = os.path.dirname(current)
+        else:
+            current = os.path.join(current, part)
+            real = False
+    return current
+
+
+def read(path: str) -> bytes | None:
+    """A file's bytes (noted for the stamp), or None when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except (FileNotFoundError, NotADirectoryError):
+        stamp.saw_file(path, None)
+        return None
+    except OSError as error:  # a folder, unreadable: nothing a stamp can vouch for
+        stamp.cannot_prove(f"{path}: {error.strerror}")
+        return None
+    stamp.saw_file(path, data)
+    return data
+
+
+def common_dir(gitdir: Path) -> Path:
+    """Where refs and objects live (differs from gitdir for linked worktrees)."""
+    found = common_dir_text(os.fspath(gitdir))
+    return Path(found) if found is not None else gitdir
+
+
+def common_dir_text(gitdir: str) -> str | None:
+    """common_dir on strings (None: its `commondir` file leads to no absolute path)."""
+    data = read(os.path.join(gitdir, "commondir"))
+    if data is None:
+        return gitdir
+    text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
+    return physical(os.path.join(gitdir, text))  # an absolute text stays absolute
+
+
