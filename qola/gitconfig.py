@@ -298,7 +298,7 @@ def entries(data: bytes, path: str | None = None, includes: bool = False) -> lis
 
 def read_bytes(path: str) -> bytes | None:
     """A config file's bytes; None when there is none. Never waits on a FIFO."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags)
     except (FileNotFoundError, NotADirectoryError):

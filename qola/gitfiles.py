@@ -18,8 +18,6 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from qola import stamp
-from qola.commitcache import read_commit_cache as read_commit_cache  # for observe.py
-from qola.commitcache import write_commit_cache as write_commit_cache
 from qola.gitpaths import common_dir as common_dir
 from qola.gitpaths import common_dir_text as _common_dir
 from qola.gitpaths import physical as _physical

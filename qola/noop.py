@@ -233,7 +233,7 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
         # The stamp lists what the loader and the look read, each as it was read.
         with confined(manifest.root):
-            proof = stamp.proven(manifest, deps, look)
+            proof = stamp.vouch(manifest, look)
         if len(lines) != len(deps):
             return None  # some dependency needs work (look stopped there)
         if cmake_out is not None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitconfig, gitfiles, modules, names, patches, safetext, stamp
+from qola import commitcache, flagged, gitconfig, gitfiles, modules, names, patches, safetext, stamp
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
 
@@ -244,7 +244,7 @@ def gitlinks(
     runner: Runner | None, worktree: Path, gitdir: Path, sha: str, write_cache: bool
 ) -> list[Gitlink] | None:
     """The submodules a commit records; remembered per commit, since that never changes."""
-    cached = gitfiles.read_commit_cache(gitdir, sha)
+    cached = commitcache.read_commit_cache(gitdir, sha)
     items = cached.get("gitlinks") if cached is not None else None
     if isinstance(items, list) and all(
         isinstance(i, list) and len(i) == 3 and all(isinstance(x, str) for x in i) for i in items
@@ -283,7 +283,7 @@ def gitlinks(
             result.append(Gitlink(path, module.name, link_sha))
     if write_cache:
         data = [[g.path, g.name, g.sha] for g in result]
-        gitfiles.write_commit_cache(gitdir, sha, {"gitlinks": data})
+        commitcache.write_commit_cache(gitdir, sha, {"gitlinks": data})
     return result
 
 
@@ -449,11 +449,9 @@ def hidden_changes(
     """(path, kind, repository) of edited files flagged assume-unchanged or skip-worktree:
     local work git status cannot see, which `reset --hard` and a checkout write over. A
     skip-worktree file that is missing is what a sparse checkout leaves, nobody's work."""
-    from qola import verify  # verify reads this module's states
-
     found = []
-    for entry in verify.flagged_files(runner, worktree, subject):
-        change = verify.file_change(worktree / entry.path, entry.mode, entry.sha)
+    for entry in flagged.flagged_files(runner, worktree, subject):
+        change = flagged.file_change(worktree / entry.path, entry.mode, entry.sha)
         if change is None or change == "deleted":
             continue
         repo = max((r for r in repos if entry.path.startswith(r + "/")), key=len, default="")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from qola.manifest import Dep, Manifest
+    from qola.manifest import Manifest
 
 # The one version of a stamp's meaning, for the no-op's stamp files and the CMake results
 # file alike (QoLA.cmake keeps a copy; a test proves the two equal). Bump it whenever what
@@ -174,12 +174,6 @@ def vouch(manifest: Manifest, look: Callable[[], bool]) -> Proof:
     if combined.unprovable or not holds(pairs):
         return Proof(None, watched)
     return Proof(pairs, watched)
-
-
-def proven(manifest: Manifest, deps: Sequence[Dep], look: Callable[[], bool]) -> Proof:
-    """vouch(manifest, look), as qola/noop.py calls it (deps unused); goes once noop.py
-    calls vouch or at_pin.proven."""
-    return vouch(manifest, look)
 
 
 def holds(pairs: Iterable[tuple[str, str]]) -> bool:

@@ -26,7 +26,7 @@ KNOWN_CYCLES: list[set[str]] = [
 # its line (it buys speed), or it belongs at the top of the module.
 KNOWN_LAZY: dict[str, int] = {
     "__main__": 3, "batch": 4, "checkout": 4, "cli": 14, "cmake_env": 4, "cmake_out": 3,
-    "commands.bump": 8, "commands.checkout": 5, "commands.diff": 1, "commands.editing": 6,
+    "commands.bump": 8, "commands.checkout": 5, "commands.diff": 1,
     "commands.exec": 1, "commands.foreach": 1, "commands.freeze": 2, "commands.init": 7,
     "commands.outdated": 1, "commands.status": 3, "commands.verify": 6, "complete": 3,
     "configprobe": 4, "console": 1, "demo": 2, "gitfiles": 1, "manifest": 1, "modules": 3,

@@ -12,8 +12,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from qola import console, pending
-from qola.lock import DEFAULT_TIMEOUT
+from qola import batch, console, moves, pending
+from qola.checkout import checkout as run_checkout
+from qola.errors import QolaError
+from qola.lock import DEFAULT_TIMEOUT, root_lock
 from qola.plural import count
 
 if TYPE_CHECKING:
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
 def recorded(sess: Session, edit: pending.Edit | None, lock_timeout: float) -> Iterator[None]:
     """Hold the root's lock with the edit's record written (edit None: it is there already,
     a killed run's); remove the record when the block ends, unless a signal ends it."""
-    from qola.lock import root_lock
 
     root = sess.manifest.root
     with root_lock(root, lock_timeout, sess.note):
@@ -60,8 +61,6 @@ def recorded(sess: Session, edit: pending.Edit | None, lock_timeout: float) -> I
 
 def _written(sess: Session, edit: pending.Edit) -> bool:
     """Whether the manifest on disk holds the edit's new pins (and some pin moves)."""
-    from qola import moves
-    from qola.errors import QolaError
 
     deps = {dep.name: dep for dep in sess.manifest.deps}
     if all(pin.old == pin.new for pin in edit.pins):
@@ -86,8 +85,6 @@ def left_over(
         return None
 
     def finish(options: Options) -> int:
-        from qola.lock import root_lock
-
         with root_lock(root, lock_timeout, sess.note):
             edit = pending.left_over(root, locked=True)  # again: no other run writes it now
             if edit is None:
@@ -124,7 +121,6 @@ def carry_out(
     held by the caller. prepared: the manifest's bytes as read and its edited text (a
     fresh run's, checked before the record was written); () to read and edit it now (a
     killed run's, whose manifest was not written yet); None when it is written already."""
-    from qola import moves
 
     manifest = sess.manifest
     deps = {dep.name: dep for dep in manifest.deps}
@@ -159,8 +155,6 @@ def _move(
     sess: Session, edit: pending.Edit, moving: list[Move], options: Options, lock_timeout: float
 ) -> int:
     """Bring the dependencies to the new pins; the exit code of a failure, else 0."""
-    from qola import batch
-    from qola.checkout import checkout as run_checkout
 
     if edit.moves == "one":
         [move] = moving
@@ -195,7 +189,6 @@ def _move(
 def stage(sess: Session, pins: dict[Dep, str], linked: list[Dep]) -> None:
     """Stage the new pins with the gitlinks of linked, so that the next `git commit` has
     both."""
-    from qola import moves
 
     for dep in linked:
         moves.stage_gitlink(sess.runner, sess.manifest, dep, pins[dep])
