@@ -17,8 +17,8 @@ import pytest
 from repos import commit_file, git, init_repo
 
 from qola import gitindex
+from qola.flagged import flagged_files
 from qola.git import Runner
-from qola.verify import flagged_files
 
 # A path longer than the 12-bit name length field holds (git then stores 0xFFF).
 LONG_PATH = "/".join(["d" * 200] * 21) + "/long.txt"
