@@ -466,17 +466,25 @@ def read_head(gitdir: Path) -> tuple[str | None, str | None]:
     if _SHA.match(text):
         return text, None
     if text.startswith("ref:"):
-        # A branch moves without HEAD changing: a stamp cannot vouch for it.
-        stamp.cannot_prove(f"{head} is on a branch")
+        # A branch moves without HEAD changing: resolve_ref notes the loose ref file (or
+        # its absence) and packed-refs, so a commit on the branch voids a stamp.
         ref = text[4:].strip()
+        if not ref.startswith("refs/") or ".." in ref or "//" in ref:
+            return None, ref  # git takes no such HEAD (validate_headref)
         return resolve_ref(gitdir, ref), ref
     return None, None
+
+
+_WORKTREE_REFS = ("refs/bisect/", "refs/worktree/", "refs/rewritten/")
 
 
 def resolve_ref(gitdir: Path, ref: str) -> str | None:
     """A ref's SHA from its loose file or packed-refs, or None (symbolic or unknown)."""
     common = common_dir(gitdir)
-    for base in (gitdir, common):
+    # A linked worktree keeps only its own refs (refs/bisect/, refs/worktree/,
+    # refs/rewritten/) in its git dir; git reads every other ref from the common dir.
+    own = ref.startswith(_WORKTREE_REFS)
+    for base in [gitdir if own else common]:
         data = _read(os.path.join(base, ref))
         if data is None:
             continue

@@ -524,14 +524,17 @@ def synced_with_history(tmp_path_factory: pytest.TempPathFactory, _qola_template
 
 def run_case(
     names: list[str], tmp_path: Path, synced: Path, upstream: Upstream, rng: random.Random,
-    run_qola, cmake: Path,
+    run_qola, cmake: Path, before: tuple[str, ...] = (),
 ) -> None:  # fmt: skip
+    """Stamp a copy of synced (after the mutations of before), apply names, compare."""
     base = tmp_path / f"case-{len(list(tmp_path.iterdir()))}"
     base.mkdir()
     root = base / "project"
     shutil.copytree(synced, root, symlinks=True)
     (base / "scratch").mkdir()
     c = Case(root, base / "scratch", upstream, rng)
+    for name in before:
+        next(m for m in MUTATIONS if m.__name__ == name)(c)
     assert noop_answer(c) is not None  # answered from files: the stamps are written
     assert cmake_holds(cmake, c.results)
     time.sleep(0.01)  # a rewritten file gets another mtime
@@ -554,6 +557,19 @@ def test_no_fast_path_is_more_optimistic_than_verify_or_git_after_one_mutation(
 ) -> None:
     run_case([mutation], tmp_path, synced_with_history, upstream, random.Random(0), run_qola,
              _pypi_cmake("newest"))  # fmt: skip
+
+
+ON_LIB = [m.__name__ for m in MUTATIONS if m.__name__.startswith("lib")]
+
+
+@pytest.mark.parametrize("mutation", ON_LIB)
+def test_no_fast_path_is_more_optimistic_than_verify_or_git_on_a_branch_at_the_pin(
+    mutation: str, tmp_path: Path, synced_with_history: Path, upstream: Upstream, run_qola
+) -> None:
+    """The stamps are written while the dependency sits on a branch at its pin (as
+    `git submodule add` leaves it); a commit on the branch moves only the branch's ref."""
+    run_case([mutation], tmp_path, synced_with_history, upstream, random.Random(0), run_qola,
+             _pypi_cmake("newest"), before=("lib_branch_at_pin",))  # fmt: skip
 
 
 NESTED = [m.__name__ for m in MUTATIONS if "nested" in m.__name__ or "modules" in m.__name__]

@@ -262,11 +262,34 @@ def test_a_stamp_never_answers_for_a_changed_tree(pinned_clean, upstream, change
     assert snapshot(pinned_clean.root) == before
 
 
-def test_a_branch_at_the_pin_is_answered_but_not_stamped(pinned_clean, upstream, run_qola):
+def test_a_branch_at_the_pin_is_answered_and_stamped_until_the_branch_moves(
+    pinned_clean, upstream, run_qola
+):
+    """A tree `git submodule add` or `update` made sits on a branch at the pin: its stamp
+    watches the branch's ref, so a commit on the branch (HEAD's file unchanged) voids it."""
     _branch_checkout(pinned_clean, upstream)
     fast = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
     assert fast.stdout == run_qola("checkout", cwd=pinned_clean.root).stdout
-    assert stamps(pinned_clean) == []  # a symbolic HEAD can move without its file changing
+    assert stamps(pinned_clean)
+    assert split_probe(as_cmake_runs_it("checkout", cwd=pinned_clean.root).stderr)[1] == ""
+    head = (pinned_clean.lib / ".git" / "HEAD").read_bytes()
+    git(pinned_clean.lib, "commit", "-q", "--allow-empty", "-m", "a commit on the branch")
+    assert (pinned_clean.lib / ".git" / "HEAD").read_bytes() == head
+    before = snapshot(pinned_clean.root)
+    assert declined(["checkout"], pinned_clean.root)
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_a_branch_moved_by_pack_refs_or_a_loose_ref_is_seen(pinned_clean, upstream):
+    """The branch's SHA moves from its loose file to packed-refs and back: each read is
+    noted, so a stamp holds only while the branch names the pin."""
+    _branch_checkout(pinned_clean, upstream)
+    git(pinned_clean.lib, "pack-refs", "--all")
+    assert not declined(["checkout"], pinned_clean.root)
+    assert stamps(pinned_clean)
+    other = git(pinned_clean.lib, "commit-tree", "-m", "another", "HEAD^{tree}")
+    git(pinned_clean.lib, "update-ref", "refs/heads/work", other)  # a loose ref again
+    assert declined(["checkout"], pinned_clean.root)
 
 
 def test_a_stamp_follows_overrides_and_the_cmake_file(pinned_clean, tmp_path, monkeypatch):
