@@ -164,15 +164,17 @@ def test_stamp_lists_manifest_and_every_head_of_a_detached_checkout(
     assert (lib / "extern" / "nested" / ".git").as_posix() in paths
 
 
-def test_stamp_is_empty_when_a_head_is_on_a_branch(tmp_path: Path, upstream: Upstream) -> None:
+def test_stamp_watches_the_branch_a_head_is_on(tmp_path: Path, upstream: Upstream) -> None:
     loaded = _pinned_checkout(tmp_path, upstream)
     lib = loaded.root / "lib"
-    # A branch HEAD can move without the HEAD file changing: nothing to prove it by.
+    # A branch HEAD moves without the HEAD file changing: the branch's ref proves it.
     git(lib, "checkout", "-q", "-B", "work", upstream.lib_v2)
 
     stamp = stamp_of(loaded, upstream.lib_v2, lib)
 
-    assert stamp == []
+    paths = stamp[0::2]
+    assert (lib / ".git" / "HEAD").as_posix() in paths
+    assert (lib / ".git" / "refs" / "heads" / "work").as_posix() in paths
 
 
 def test_stamp_skips_an_overridden_dependency(
