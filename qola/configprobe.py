@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -233,7 +234,7 @@ def user(environ: Mapping[str, str] | None = None) -> list[Entry]:
     (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) of environ, the environment git will get
     (os.environ by default), as git lists them outside any repository. Read once per
     process (again when one of its files changed)."""
-    from qola.repoconfig import signature
+    from qola.repoconfig import settled, signature
 
     environ = os.environ if environ is None else environ
     names = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "HOME",
@@ -250,6 +251,7 @@ def user(environ: Mapping[str, str] | None = None) -> list[Entry]:
 
         env = {k: v for k, v in environ.items() if k not in LEAKED_VARIABLES}
         env["GIT_DIR"] = _NO_REPOSITORY
+        started = time.time_ns()
         status, out, err = _git([], _LIST, env, trust=False)
         if status != 0:
             raise _failed("your git config", err, status)
@@ -257,6 +259,8 @@ def user(environ: Mapping[str, str] | None = None) -> list[Entry]:
         watched: list[str] = []
         found = _with_every_include(listed, os.getcwd(), [], watched)
         watched_files = tuple(dict.fromkeys(watched))
-        _USER[key] = (signature(watched_files), found, watched_files)
+        stats = signature(watched_files)
+        if settled(stats, started):
+            _USER[key] = (stats, found, watched_files)
         return found
 

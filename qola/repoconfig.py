@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,7 @@ class Guard:
             known = self._cache.get(key)
         if known is not None and signature(known.watched) == known.stats:
             return known.repos
+        started = time.time_ns()
         visit = _Visit(Path(key))
         # The .git (a file naming the git dir, or the folder) says which repository it is.
         visit.watched.append(os.path.join(key, ".git"))
@@ -151,8 +153,9 @@ class Guard:
             visit.repository(str(found[0]), str(found[1]) if found[1] else None, 0)
         watched = tuple(visit.watched)
         known = _Known(watched, signature(watched), visit.found())
-        with self._lock:
-            self._cache[key] = known
+        if settled(known.stats, started):  # else something changed while it was read
+            with self._lock:
+                self._cache[key] = known
         return known.repos
 
 
@@ -262,10 +265,13 @@ def _listing(repo: _Repo) -> configprobe.Listing:
         known = _LISTINGS.get(key)
     if known is not None and signature(known[1].watched) == known[0]:
         return known[1]
+    started = time.time_ns()
     listing = configprobe.repository(repo.cwd, list(repo.flags), repo.common, repo.gitdir)
-    if listing.found:  # no repository there yet: asked again next time
+    stats = signature(listing.watched)
+    # No repository there yet, or a file changed while git read it: asked again next time.
+    if listing.found and settled(stats, started):
         with _LISTINGS_LOCK:
-            _LISTINGS[key] = (signature(listing.watched), listing)
+            _LISTINGS[key] = (stats, listing)
     return listing
 
 
@@ -431,6 +437,21 @@ def signature(paths: Iterable[str]) -> tuple[object, ...]:
         found.append((info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_dev,
                       info.st_ino, info.st_mode))  # fmt: skip
     return tuple(found)
+
+
+# File times come from the kernel's coarse clock, up to a few milliseconds behind the
+# clock time.time_ns() reads: a change that close to a read is taken as made during it.
+_CLOCK_SLACK_NS = 50_000_000
+
+
+def settled(stats: Sequence[object], started: int) -> bool:
+    """Whether no file of a signature changed after a read that began at started (wall
+    clock, ns): a signature taken after the read vouches only for files that did not. A
+    file rewritten while git listed it would otherwise be cached as what git read."""
+    for found in stats:
+        if isinstance(found, tuple) and max(found[0], found[1]) >= started - _CLOCK_SLACK_NS:
+            return False
+    return True
 
 
 def environment_pairs(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
