@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qola import cmake_env, configprobe, console, gitconfig, gitfiles, store
+from qola import cmake_env, configprobe, console, gitconfig, gitfiles, lfsconfig, store
 from qola.errors import GitError, UsageError
 from qola.repoconfig import Guard, UnsafeRepositoryError
 
@@ -165,6 +165,7 @@ class Runner:
         given = {**self._environment(), **(env or {})}
         neutral = self._guard.overrides(cwd, args, online=network or not self.offline,
                                         environ=_command_scope(given))
+        lfsconfig.refuse_foreign(self, cwd, _command_scope(given))  # git-lfs's own file
         _check_writes(cwd, args, subject)
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
@@ -201,7 +202,14 @@ class Runner:
         folders, from running those repositories' own commands (UnsafeConfigError if not),
         and gives its git what qola's own gets on the command line: no hooks, no fsmonitor;
         and keeps it to the transports a user would expect."""
+        for folder in folders:
+            lfsconfig.refuse_foreign(self, folder, os.environ)
         return self._guard.for_all(folders, hardening_settings())
+
+    def repositories(self, cwd: Path) -> list[tuple[str, str | None]]:
+        """(git dir, work tree or None) of the repository at cwd and of each nested in it
+        that git may enter: those whose config the Runner lists before git runs there."""
+        return [(r.gitdir, None if r.flags else r.cwd) for r in self._guard._repositories(cwd)]
 
     def ensure_version(self) -> None:
         """Fail clearly when git is too old; runs git once per Runner.
