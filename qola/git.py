@@ -17,6 +17,7 @@ or `--` before every value that comes from a manifest.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import shlex
@@ -103,6 +104,7 @@ class Output:
     stdout: str
     stderr: str
     timed_out: float | None = None  # the limit, when git was stopped for exceeding it
+    hint: str | None = None  # what a failure's cause calls for, known only where git ran
 
 
 @dataclass
@@ -188,6 +190,9 @@ class Runner:
         # replaces stderr with its own message; a non-zero status that late is that kill.
         late = limit is not None and status != 0 and time.monotonic() - started >= limit
         out = Output(status, stdout, stderr, limit if late else None)
+        if status != 0 and (lfs := lfsconfig.overridden_endpoints(self, cwd, stderr,
+                                                                       _command_scope(given))):
+            out = dataclasses.replace(out, hint=lfsconfig.endpoint_hint(lfs))
         if check and status != 0:
             raise command_error(subject or str(cwd), args, out)
         return out
@@ -351,13 +356,13 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
     problem = f"`{shown}` failed with exit code {out.status}:\n" + "\n".join(
         "    " + line for line in lines
     )
-    hint = None
+    hint = out.hint
     found = [(cause, advice) for words, cause, advice in _CAUSES
              if any(word in out.stderr for word in words)]  # fmt: skip
     if found:
         cause, hint = found[0]
         problem += f"\nthe cause: {cause}"
-    elif _DUBIOUS in out.stderr:
+    elif _DUBIOUS in out.stderr and hint is None:
         hint = cmake_env.hint(
             "the repository belongs to another user; run qola with "
             "--safe-directory scoped (the default) or all",

@@ -196,3 +196,52 @@ def _quoted(path: Path) -> str:
     import shlex
 
     return shlex.quote(str(path))
+
+
+# What git says when the user's git-lfs failed as a filter (convert.c), and git-lfs itself.
+_FILTER_FAILED = ("filter lfs failed", "external filter 'git-lfs", "Smudge error:")
+
+
+def overridden_endpoints(
+    runner: Runner, cwd: Path, stderr: str, environ: Mapping[str, str]
+) -> list[tuple[str, str, str, str]]:
+    """Where git-lfs failed at cwd (stderr says so): each LFS endpoint key the repository's
+    config sets that qola gave another value, as (key, its value, the value given, file)."""
+    if not any(words in stderr for words in _FILTER_FAILED):
+        return []
+    try:
+        entries = runner.repository_config(cwd)
+        user = configprobe.user(environ)
+    except Exception:  # a hint is not worth a second failure
+        return []
+    given = dict(fetchtarget.settings(entries, user)[0])
+    found = []
+    for entry in entries:
+        endpoint = entry.section == "lfs" or (
+            entry.section == "remote" and entry.key in ("lfsurl", "lfspushurl")
+        )
+        if endpoint and entry.name in given and given[entry.name] != entry.text:
+            found.append((entry.name, entry.text, given[entry.name], entry.origin))
+    return found
+
+
+def endpoint_hint(found: list[tuple[str, str, str, str]]) -> str:
+    """The hint for a git-lfs failure where qola overrode the endpoint keys found."""
+    said = "; ".join(
+        f"{key} = {value!r} of {origin} was given "
+        + (f"your own {mine!r}" if mine else "an empty one (no endpoint)")
+        for key, value, mine, origin in found
+    )
+    key, value = found[0][0], found[0][1]
+    return (
+        f"git-lfs failed where qola overrode the repository's LFS endpoint ({said}): a "
+        "repository's own config does not choose where git-lfs sends your credentials; if "
+        f"you trust it, set it in your own config (git config --global {key} "
+        f"{_quoted_text(value)}, which applies to every repository), and run again"
+    )
+
+
+def _quoted_text(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)

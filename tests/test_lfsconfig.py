@@ -10,6 +10,7 @@ the tree) connects to it, so each test can fail.
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,3 +176,28 @@ def test_a_nested_submodules_lfsconfig_is_refused_too(tmp_path, monkeypatch, lis
     assert snapshot(root) == before
     planted.unlink()
     assert procs.run("verify", "-m", str(manifest)).returncode == 0
+
+
+def test_a_failed_lfs_transfer_names_the_endpoint_qola_overrode(tmp_path, monkeypatch):
+    """The user's LFS mirror, set in the dependency's own config: qola empties it (a
+    repository's config does not say where git-lfs sends credentials), and when git-lfs
+    then fails, the hint says which key and how to set it in the user's own config;
+    following it, the rerun finishes."""
+    lfs_user(tmp_path, monkeypatch)
+    found = world(tmp_path)
+    mirror = tmp_path / "mirror"
+    subprocess.run(["cp", "-a", str(found.up), str(mirror)], check=True)
+    subprocess.run(["rm", "-rf", str(found.up / ".git" / "lfs")], check=True)
+    git(found.lib, "config", "lfs.url", f"file://{mirror}")
+    proc = procs.run("checkout", "-m", str(found.manifest))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "smudge filter lfs failed" in proc.stderr
+    assert (f"hint: git-lfs failed where qola overrode the repository's LFS endpoint "
+            f"(lfs.url = 'file://{mirror}' of {found.lib / '.git' / 'config'} was given an "
+            "empty one (no endpoint))") in proc.stderr  # fmt: skip
+    assert f"git config --global lfs.url file://{mirror}," in proc.stderr
+    assert "once the space or the network is back" not in proc.stderr
+    git(tmp_path, "config", "--global", "lfs.url", f"file://{mirror}")
+    rerun = procs.run("checkout", "-m", str(found.manifest))
+    assert rerun.returncode == 0, rerun.stderr
+    assert (found.lib / "data.bin").read_bytes() == DATA
