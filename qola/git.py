@@ -17,6 +17,7 @@ or `--` before every value that comes from a manifest.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import shlex
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qola import cmake_env, configprobe, console, gitconfig, gitfiles, store
+from qola import cmake_env, configprobe, console, gitconfig, gitfiles, lfsconfig, store
 from qola.errors import GitError, UsageError
 from qola.repoconfig import Guard, UnsafeRepositoryError
 
@@ -103,6 +104,7 @@ class Output:
     stdout: str
     stderr: str
     timed_out: float | None = None  # the limit, when git was stopped for exceeding it
+    hint: str | None = None  # what a failure's cause calls for, known only where git ran
 
 
 @dataclass
@@ -165,6 +167,7 @@ class Runner:
         given = {**self._environment(), **(env or {})}
         neutral = self._guard.overrides(cwd, args, online=network or not self.offline,
                                         environ=_command_scope(given))
+        lfsconfig.refuse_foreign(self, cwd, _command_scope(given))  # git-lfs's own file
         _check_writes(cwd, args, subject)
         activity = console.current() if progress else None
         running = _with_progress(args) if activity is not None else args
@@ -187,6 +190,9 @@ class Runner:
         # replaces stderr with its own message; a non-zero status that late is that kill.
         late = limit is not None and status != 0 and time.monotonic() - started >= limit
         out = Output(status, stdout, stderr, limit if late else None)
+        if status != 0 and (lfs := lfsconfig.overridden_endpoints(self, cwd, stderr,
+                                                                       _command_scope(given))):
+            out = dataclasses.replace(out, hint=lfsconfig.endpoint_hint(lfs))
         if check and status != 0:
             raise command_error(subject or str(cwd), args, out)
         return out
@@ -201,7 +207,14 @@ class Runner:
         folders, from running those repositories' own commands (UnsafeConfigError if not),
         and gives its git what qola's own gets on the command line: no hooks, no fsmonitor;
         and keeps it to the transports a user would expect."""
+        for folder in folders:
+            lfsconfig.refuse_foreign(self, folder, os.environ)
         return self._guard.for_all(folders, hardening_settings())
+
+    def repositories(self, cwd: Path) -> list[tuple[str, str | None]]:
+        """(git dir, work tree or None) of the repository at cwd and of each nested in it
+        that git may enter: those whose config the Runner lists before git runs there."""
+        return [(r.gitdir, None if r.flags else r.cwd) for r in self._guard._repositories(cwd)]
 
     def ensure_version(self) -> None:
         """Fail clearly when git is too old; runs git once per Runner.
@@ -343,13 +356,13 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
     problem = f"`{shown}` failed with exit code {out.status}:\n" + "\n".join(
         "    " + line for line in lines
     )
-    hint = None
+    hint = out.hint
     found = [(cause, advice) for words, cause, advice in _CAUSES
              if any(word in out.stderr for word in words)]  # fmt: skip
     if found:
         cause, hint = found[0]
         problem += f"\nthe cause: {cause}"
-    elif _DUBIOUS in out.stderr:
+    elif _DUBIOUS in out.stderr and hint is None:
         hint = cmake_env.hint(
             "the repository belongs to another user; run qola with "
             "--safe-directory scoped (the default) or all",

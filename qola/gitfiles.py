@@ -197,6 +197,11 @@ def _outside(top: str, gitdir: str) -> Outside | None:
     )
 
 
+def project_root() -> str | None:
+    """The real path of the root of the project a command works on (None: none yet)."""
+    return _PROJECT[0] if _PROJECT is not None else None
+
+
 def root_holding(gitdir: str) -> str | None:
     """The project's root (a real path) when gitdir, a real path, lies in the root's own git
     dir (a submodule's, under modules/: its work tree is in the root's); else None."""

@@ -14,9 +14,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import edit, gitconfig, gitfiles, history, patches, queries, store
+from qola import edit, gitconfig, gitfiles, history, patches, queries, safetext, store
 from qola.errors import GitError, QolaError, UsageError
-from qola.git import Runner
+from qola.git import Runner, command_error
 from qola.manifest import BOM, Dep, Manifest
 from qola.observe import index_gitlinks
 from qola.queries import head_sha
@@ -205,6 +205,33 @@ def _signing(runner: Runner, root: Path) -> list[str]:
     return ["-S"] if said.stdout.strip() == "true" else ["--no-gpg-sign"]
 
 
+def _commit_tree(runner: Runner, root: Path, tree: str, parents: list[str], message: str) -> str:
+    """The commit of tree, signed where the user's config says so; a GitError naming the
+    signing settings when git could not sign it."""
+    signing = _signing(runner, root)
+    args = ("commit-tree", *signing, tree, *parents, "-m", message)
+    said = runner.run(root, *args, check=False)
+    if said.status == 0:
+        return said.stdout.strip()
+    error = command_error(str(root), args, said)
+    if signing != ["-S"] or error.hint is not None:
+        raise error
+    settings = ["commit.gpgSign = true"]
+    for key in ("gpg.format", "user.signingKey"):
+        value = runner.run(root, "config", "--get", key, check=False).stdout.strip()
+        if value:
+            settings.append(f"{key} = {safetext.line(value)}")
+    raise GitError(
+        error.subject,
+        f"{error.problem}\ngit could not sign the commit, which your config asks for "
+        f"({', '.join(settings)})",
+        "make signing work (the key that user.signingKey names, gpg.format's program or "
+        "agent; `git commit --allow-empty -m test` shows it), or turn it off for this "
+        "project (git config commit.gpgSign false); then run the same command again, which "
+        "finishes this edit",
+    )
+
+
 def _write_blob(runner: Runner, root: Path, text: str) -> str:
     """Write text into the root's object store as it is; its blob's SHA."""
     with tempfile.TemporaryDirectory(prefix="qola-stage-") as folder:
@@ -301,8 +328,7 @@ def commit(
             staging = [f"{mode},{blob},{rel}", *links]
         # else: the user staged the manifest's removal, which stays staged.
     parents = ["-p", parent] if parent is not None else []
-    sha = runner.run(root, "commit-tree", *_signing(runner, root), tree, *parents, "-m",
-                     move_message).stdout.strip()  # fmt: skip
+    sha = _commit_tree(runner, root, tree, parents, move_message)
     # The real index: manifest and gitlinks in one write, before HEAD moves.
     if staging:
         runner.run(root, "update-index", "--add", *_cacheinfo(staging))

@@ -85,12 +85,51 @@ def backup_ref(name: str, nested: str = "", why: str = "") -> str:
 _REF_SAFE = re.compile(r"[A-Za-z0-9_+,=-]")  # '.' is safe only inside a component (below)
 
 
+# Each ref is a file (and each folder of its name a folder) below refs/: a component may be
+# no longer than NAME_MAX (255 bytes on every file system qola supports), with room left for
+# git's `<name>.lock` and more. The whole nested part is kept well below PATH_MAX besides, as
+# the git dir's own path (.git/modules/<path>/refs/...) comes before it.
+_MAX_REF_COMPONENT = 200
+_MAX_REF_PATH = 1024
+_SHORTENED = "%-"  # never in a %XX encoding ('%' is always followed by two hex digits there)
+_HASHED = 24  # hex digits of sha256 that name what was cut
+
+
 def ref_path(path: str) -> str:
     """A nested path as ref name components git accepts, one per folder, readable where it
     can be: every byte git refuses (a space, `~^:?*[\\`, a control character), a leading
     or doubled or final '.', `@{`, a `.lock` ending, anything not ASCII, and '%' itself is
-    %XX. `extern/nested` stays itself; `ext/my lib` is `ext/my%20lib`, `.deps/x` `%2Edeps/x`."""
-    return "/".join(_ref_component(part) for part in path.split("/"))
+    %XX. `extern/nested` stays itself; `ext/my lib` is `ext/my%20lib`, `.deps/x` `%2Edeps/x`.
+
+    A component whose encoding is over _MAX_REF_COMPONENT bytes is cut, and `%-` and a hash
+    of the whole component follow; a whole over _MAX_REF_PATH keeps the components that fit
+    and then `%-` and a hash of the whole path: each still one name no other path has (a
+    cut one has `%-`, which no encoding holds)."""
+    parts = [_shortened(_ref_component(part), part) for part in path.split("/")]
+    whole = "/".join(parts)
+    if len(whole) <= _MAX_REF_PATH:
+        return whole
+    kept: list[str] = []
+    room = _MAX_REF_PATH - len(_SHORTENED) - _HASHED
+    for part in parts:
+        if sum(len(k) + 1 for k in kept) + len(part) + 1 > room:
+            break
+        kept.append(part)
+    return "/".join([*kept, _SHORTENED + _digest(path)])
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:_HASHED]
+
+
+def _shortened(encoded: str, part: str) -> str:
+    """encoded (part's encoding), cut to _MAX_REF_COMPONENT bytes with a hash of part."""
+    if len(encoded) <= _MAX_REF_COMPONENT:
+        return encoded
+    cut = _MAX_REF_COMPONENT - len(_SHORTENED) - _HASHED
+    # Never inside a %XX: a '%' in the last two characters kept is cut off with them.
+    at = encoded.rfind("%", cut - 2, cut)
+    return encoded[: at if at >= 0 else cut] + _SHORTENED + _digest(part)
 
 
 def _ref_component(part: str) -> str:

@@ -567,3 +567,35 @@ def test_bump_commit_is_signed_as_git_commit_would_sign_it_with_the_users_progra
     assert res.exit_code == 0, res.stderr
     assert "mine" in git(te_style, "cat-file", "commit", "HEAD")
     assert not (tmp_path / "theirs-ran").exists()
+
+
+def test_bump_commit_that_git_cannot_sign_names_the_signing_settings(
+    te_style, upstream, run_qola, tmp_path, monkeypatch
+):
+    """commit.gpgSign with a key that cannot sign: exit 3 with git's words, the settings
+    named and what to do; HEAD stays, the edit's record stays, and the rerun, once
+    signing is off, finishes the commit."""
+    key = tmp_path / "no-such-key.pub"
+    config = tmp_path / "user.gitconfig"
+    config.write_text(Path(os.environ["GIT_CONFIG_GLOBAL"]).read_text()
+                      + f"[commit]\n\tgpgSign = true\n[gpg]\n\tformat = ssh\n"
+                      f"[user]\n\tsigningKey = {key}\n")  # fmt: skip
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    before = head(te_style)
+    manifest = str(te_style / "qola.toml")
+    res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", manifest)
+    assert res.exit_code == 3, res.stderr
+    assert f"Couldn't load public key {key}" in res.stderr
+    assert ("git could not sign the commit, which your config asks for (commit.gpgSign = "
+            f"true, gpg.format = ssh, user.signingKey = {key})") in res.stderr  # fmt: skip
+    assert ("hint: make signing work (the key that user.signingKey names, gpg.format's "
+            "program or agent; `git commit --allow-empty -m test` shows it), or turn it off "
+            "for this project (git config commit.gpgSign false); then run the same command "
+            "again, which finishes this edit") in res.stderr  # fmt: skip
+    assert head(te_style) == before
+    assert (te_style / ".git" / "qola" / "editing").exists()
+    git(te_style, "config", "commit.gpgSign", "false")
+    rerun = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", manifest)
+    assert rerun.exit_code == 0, rerun.stderr
+    assert git(te_style, "log", "-1", "--format=%s").startswith("Bump lib from ")
+    assert git(te_style, "rev-parse", "HEAD~1") == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,3 +113,46 @@ def test_ref_path_keeps_plain_paths_and_encodes_every_other_byte() -> None:
     for path in odd:
         ref = store.backup_ref("lib", path)
         assert git(Path.cwd(), "check-ref-format", ref) == "", ref
+
+
+LONG = "ext/" + "a b" * 60  # 180 bytes, fine for the file system; 300 as %XX
+
+
+def test_force_saves_an_edit_in_a_nested_submodule_whose_encoded_path_passes_name_max(
+    tmp_path,
+):
+    odd = odd_project(tmp_path, LONG)
+    (odd.nested / "n.txt").write_text(EDIT)
+    odd.pin_v2()
+    res = procs.run("checkout", "--force", "-m", str(odd.manifest))
+    assert res.returncode == 0, res.stderr
+    assert head(odd.nested) == odd.nested_v2
+    assert (odd.nested / "n.txt").read_text() == "n2\n"
+    [command] = re.findall(r"restore with: (git -C .* stash apply \S+)", res.stderr)
+    ref = shlex.split(command)[-1]
+    assert ref.startswith(store.backup_prefix("lib") + store.ref_path(LONG) + "/")
+    assert all(len(part) <= 200 for part in ref.split("/")), ref
+    assert git(odd.nested, "show", f"{ref}:n.txt") + "\n" == EDIT
+    # The printed command, pasted, applies it (n.txt changed from n1 to n2: a conflict).
+    restored = subprocess.run(shlex.split(command), capture_output=True, text=True)
+    assert "CONFLICT" in restored.stdout, restored.stderr
+    assert EDIT in (odd.nested / "n.txt").read_text()
+
+
+def test_ref_path_shortens_a_component_or_a_whole_too_long_for_the_file_system() -> None:
+    component = "a b" * 60
+    assert len(store.ref_path(component)) <= 200
+    assert store.ref_path(component).startswith("a%20ba%20b")
+    assert store.ref_path(component) == store.ref_path(component)  # deterministic
+    # Paths that share the kept part, and one whose plain encoding looks like a cut one.
+    paths = [component, component + "x", component[:-1] + "c", "d/" * 700 + "e",
+             "d/" * 700 + "f", "x" * 250, "x" * 251]
+    names = [store.ref_path(p) for p in paths]
+    assert len(set(names)) == len(paths)
+    for path, name in zip(paths, names, strict=True):
+        assert all(len(part) <= 200 for part in name.split("/")), name
+        assert len(name) <= 1024
+        ref = store.backup_ref("lib", path)
+        assert git(Path.cwd(), "check-ref-format", ref) == "", ref
+    # Short ones are as before: readable, and never with the cut's mark.
+    assert "%-" not in store.ref_path("x" * 200) and store.ref_path("x" * 200) == "x" * 200
