@@ -23,7 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from qola.gitconfig import Entry, UnreadableConfig, parse_listing
+from qola.gitpaths import settled, signature
 from qola.overrides import UnsafeConfigError
+from qola.process import LEAKED_VARIABLES, execute_raw
 
 # git's own limit on includes within includes (config.c MAX_INCLUDE_DEPTH).
 _MAX_INCLUDE_DEPTH = 10
@@ -53,8 +55,6 @@ class Listing:
 
 def _environment(cwd: str | None) -> dict[str, str]:
     """os.environ with no config of anyone's: no system, global or GIT_CONFIG_* settings."""
-    from qola.git import LEAKED_VARIABLES
-
     env = {
         key: value
         for key, value in os.environ.items()
@@ -75,8 +75,6 @@ def _git(
     trust: bool = True,
 ) -> tuple[int | None, bytes, str]:
     """Run one listing (trust: accept a repository whoever owns it, as only this reads it)."""
-    from qola.git import execute_raw
-
     trusting = ["-c", "safe.directory=*"] if trust else []
     return execute_raw(["git", "--no-pager", *trusting, *where, *args], env, TIMEOUT, stdin)
 
@@ -234,8 +232,6 @@ def user(environ: Mapping[str, str] | None = None) -> list[Entry]:
     (GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS) of environ, the environment git will get
     (os.environ by default), as git lists them outside any repository. Read once per
     process (again when one of its files changed)."""
-    from qola.repoconfig import settled, signature
-
     environ = os.environ if environ is None else environ
     names = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "HOME",
              "XDG_CONFIG_HOME", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS")  # fmt: skip
@@ -247,8 +243,6 @@ def user(environ: Mapping[str, str] | None = None) -> list[Entry]:
         known = _USER.get(key)
         if known is not None and signature(known[2]) == known[0]:
             return known[1]
-        from qola.git import LEAKED_VARIABLES
-
         env = {k: v for k, v in environ.items() if k not in LEAKED_VARIABLES}
         env["GIT_DIR"] = _NO_REPOSITORY
         started = time.time_ns()

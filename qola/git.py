@@ -33,6 +33,8 @@ from typing import Any
 
 from qola import cmake_env, configprobe, console, gitconfig, gitfiles, lfsconfig, store
 from qola.errors import GitError, UsageError
+from qola.process import LEAKED_VARIABLES as LEAKED_VARIABLES
+from qola.process import execute_raw as execute_raw
 from qola.repoconfig import Guard, UnsafeRepositoryError
 
 # Where qola's own reading of a config is not sure, git reads it (never on the no-op path,
@@ -40,22 +42,6 @@ from qola.repoconfig import Guard, UnsafeRepositoryError
 gitconfig.use_git(configprobe.read_text)
 
 MIN_VERSION = (2, 32)  # GIT_CONFIG_GLOBAL, which the safe.directory shim needs
-
-# Variables that bind git to one repository. Hooks and IDEs leak them into the
-# processes they start (pre-commit learned this in its issue #300); inherited
-# by qola they would point every command at the wrong repository.
-LEAKED_VARIABLES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-    "GIT_IMPLICIT_WORK_TREE",
-    "GIT_SHALLOW_FILE",
-    "GIT_NAMESPACE",
-)
 
 # No hook, no fsmonitor; and no automatic housekeeping: `gc --auto`, which fetch starts
 # when the repository's own config says it is due (git 2.39), writes gc.pid, gc.log, packs
@@ -430,23 +416,6 @@ def _execute(
         raise
     status, stdout, stderr = result
     return int(status), _text(stdout), _text(stderr)
-
-
-def execute_raw(
-    command: list[str], env: Mapping[str, str], timeout: float, stdin: bytes | None = None
-) -> tuple[int | None, bytes, str]:
-    """Run a git command that only reads (a config listing): (status, stdout's bytes as git
-    wrote them, stderr); status None when it did not finish within timeout and was killed."""
-    try:
-        done = subprocess.run(command, input=stdin if stdin is not None else b"",
-                              capture_output=True, env=dict(env), timeout=timeout,
-                              check=False)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return None, b"", ""
-    except FileNotFoundError:
-        raise UsageError("git", "the git executable was not found",
-                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
-    return done.returncode, done.stdout, _text(done.stderr)
 
 
 def _with_progress(args: tuple[str, ...]) -> tuple[str, ...]:

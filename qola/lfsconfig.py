@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import configprobe, fetchtarget, gitfiles
+from qola.gitpaths import signature
 from qola.overrides import UnsafeConfigError
 
 if TYPE_CHECKING:
@@ -178,8 +179,6 @@ def _watched(worktree: Path, gitdir: Path) -> list[str]:
 
 
 def _signature(paths: list[str]) -> tuple[object, ...]:
-    from qola.repoconfig import signature
-
     return signature(paths)
 
 

@@ -198,6 +198,7 @@ def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
 
 def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str] | None:
     """The answer from the manifest and every dependency's files; a stamp of it when it can."""
+    from qola.at_pin import verdict  # lazy: the fast path's fall-through
     from qola.errors import QolaError
     from qola.gitfiles import confined
     from qola.manifest import load
@@ -213,15 +214,9 @@ def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str
         for dep in deps:
             if dep.is_abbreviated:
                 return False  # expanding a legacy pin asks git
-            state = observe(manifest, dep, None)
-            if state.overridden and state.own_refusal is not None:
-                return False  # the full command says why (no fast path answers for it)
-            if state.overridden:
-                what = f"overridden by {state.worktree}"
-            elif state.is_synced:
-                what = "up to date"
-            else:
-                return False
+            what = verdict(observe(manifest, dep, None))
+            if what is None:
+                return False  # the full command decides, and says why
             lines.append(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
         return True
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from qola import configprobe, fetchtarget, gitconfig, gitfiles, gitindex, overrides
 from qola.gitconfig import Entry
+from qola.gitpaths import settled, signature
 from qola.overrides import Role, UnsafeConfigError, UnsafeRepositoryError
 
 __all__ = ["Guard", "UnsafeConfigError", "UnsafeRepositoryError", "environment_pairs",
@@ -421,37 +422,6 @@ def _explicit_git_dir(cwd: str) -> list[str]:
     from qola.git import explicit_git_dir
 
     return explicit_git_dir(Path(cwd))
-
-
-def signature(paths: Iterable[str]) -> tuple[object, ...]:
-    """What says each path has not changed: (mtime, ctime, size, device, inode, mode), None
-    when missing. The ctime, which no one but the kernel sets, catches a file rewritten in
-    place with its size kept and its mtime put back."""
-    found: list[object] = []
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except OSError:
-            found.append(None)
-            continue
-        found.append((info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_dev,
-                      info.st_ino, info.st_mode))  # fmt: skip
-    return tuple(found)
-
-
-# File times come from the kernel's coarse clock, up to a few milliseconds behind the
-# clock time.time_ns() reads: a change that close to a read is taken as made during it.
-_CLOCK_SLACK_NS = 50_000_000
-
-
-def settled(stats: Sequence[object], started: int) -> bool:
-    """Whether no file of a signature changed after a read that began at started (wall
-    clock, ns): a signature taken after the read vouches only for files that did not. A
-    file rewritten while git listed it would otherwise be cached as what git read."""
-    for found in stats:
-        if isinstance(found, tuple) and max(found[0], found[1]) >= started - _CLOCK_SLACK_NS:
-            return False
-    return True
 
 
 def environment_pairs(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:

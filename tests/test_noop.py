@@ -458,3 +458,23 @@ def test_an_edited_module_in_a_sub_package_never_answers_from_an_older_stamp(
     module = copy / "commands" / "checkout.py"
     module.write_text(module.read_text() + "\n# an edit\n")
     assert probe() == "qola.manifest"  # it looked for itself again
+
+
+@pytest.mark.parametrize("where", ["lib", "nested"])
+def test_a_lfsconfig_in_a_dependency_sends_every_fast_path_to_the_full_command(
+    pinned_clean, where
+):
+    """Whether git-lfs may read a .lfsconfig (the pinned commit's own, and your config
+    running git-lfs) only git can tell: neither the no-op nor a stamp answers then."""
+    assert not declined(["checkout"], pinned_clean.root)
+    assert stamps(pinned_clean)
+    tree = pinned_clean.lib if where == "lib" else pinned_clean.lib / "extern" / "nested"
+    (tree / ".lfsconfig").write_text('[lfs]\n\turl = "http://127.0.0.1:9/lfs"\n')
+    before = snapshot(pinned_clean.root)
+    assert declined(["checkout"], pinned_clean.root)  # the stamp no longer holds
+    assert snapshot(pinned_clean.root) == before
+    for stamp_file in stamps(pinned_clean):
+        stamp_file.unlink()
+    before = snapshot(pinned_clean.root)
+    assert declined(["checkout"], pinned_clean.root)  # nor does a fresh look answer
+    assert snapshot(pinned_clean.root) == before
