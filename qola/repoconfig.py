@@ -105,7 +105,7 @@ class Guard:
             entries = _entries(repo, top=number == 0)
             here = Role(number == 0, role.fetches, role.pushes, role.online)
             overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, cwd), str(cwd), here)
-            url = fetchtarget.target(args, entries) if number == 0 and role.fetches else None
+            url = fetchtarget.target(args, entries, user) if number == 0 and role.fetches else None
             fetchtarget.refusal(entries, user, url, str(cwd), here, lfs)
             if online and self.sources:
                 fetchtarget.promisor_refusal(entries, user, self.sources, str(cwd))

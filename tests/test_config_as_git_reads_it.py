@@ -297,6 +297,31 @@ def test_an_lfs_transfer_agent_a_dependencys_config_names_never_runs(lfs_project
 
 
 @needs_lfs
+def test_lfs_storage_a_dependencys_config_names_is_never_written(lfs_project, tmp_path,
+                                                                private_tmp):  # fmt: skip
+    """git-lfs, run as root by the user's filter during the checkout, keeps its objects,
+    logs and temporary files where lfs.storage says: its default (the git dir's `lfs`)
+    instead, never a folder of the tree's owner's choosing."""
+    root, up, v1, v2 = lfs_project
+    lib = root / "3rdparty" / "lib"
+    elsewhere = tmp_path / "their-storage"
+    git(lib, "config", "lfs.storage", str(elsewhere))
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    chown_tree(root)
+    proc = procs.run("checkout", "-m", str(manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert (lib / "data.bin").read_bytes() == (up / "data.bin").read_bytes()
+    assert not elsewhere.exists()
+    assert (lib / ".git" / "lfs" / "objects").is_dir()
+    # The key is real: plain git, trusting the tree, has git-lfs write there.
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v1)
+    shutil.rmtree(lib / ".git" / "lfs")
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v2)
+    assert elsewhere.is_dir()
+
+
+@needs_lfs
 def test_an_lfs_extension_a_dependencys_config_names_never_runs(lfs_project, marks,
                                                                private_tmp):  # fmt: skip
     """Its clean command is emptied: git-lfs cannot clean the file, and says so (git
