@@ -200,3 +200,36 @@ def promisor_refusal(local: Sequence[Entry], user: Sequence[Entry], sources: set
                     "and run again",
                 )
             _check_rewrite(local, user, entry.text, cwd)
+
+
+def lfs_refusal(local: Sequence[Entry], user: Sequence[Entry], sources: set[str],
+                cwd: str) -> None:  # fmt: skip
+    """Raise UnsafeConfigError where git-lfs (the user's filter), smudging a file, would take
+    its endpoint (and send the user's credentials there) from a remote URL of the
+    repository's that no manifest names: git-lfs derives it from the LAST URL of the
+    remote of the branch, else of remote.lfsDefault, else of the only remote, else origin."""
+    if any(e.name == "lfs.url" for e in user):
+        return  # the user's own endpoint, for every repository
+    remotes = dict.fromkeys(e.subsection for e in [*user, *local]
+                            if e.section == "remote" and e.key == "url" and e.subsection)
+    named = [e.text for e in [*user, *local] if e.section == "branch" and e.key == "remote"]
+    named += [e.text for e in user if e.name == "remote.lfsdefault"]
+    named += ["origin", *(list(remotes) if len(remotes) == 1 else [])]
+    for name in dict.fromkeys(named):
+        if any((e.section, e.subsection, e.key) == ("remote", name, "lfsurl")
+               for e in [*user, *local]):  # fmt: skip
+            continue  # the user's endpoint, or the repository's, emptied: none
+        urls = [e for e in [*user, *local]
+                if (e.section, e.subsection, e.key) == ("remote", name, "url")]  # fmt: skip
+        for entry in urls:
+            if entry.text not in sources and entry not in user:
+                command = config_command(entry, "--replace-all", entry.name)
+                raise UnsafeConfigError(
+                    cwd,
+                    f"{entry.origin} sets {entry.name} = {entry.text!r}, which no manifest "
+                    "URL names; git-lfs, which your filter.lfs runs, would send its requests "
+                    "for this repository's LFS files there, with your credentials",
+                    "if you trust it, set lfs.url in your own config, or make the manifest's "
+                    f"URL the remote's only one ({command} URL), and run again",
+                )
+            _check_rewrite(local, user, entry.text, cwd)

@@ -109,6 +109,8 @@ class Guard:
             fetchtarget.refusal(entries, user, url, str(cwd), here, lfs)
             if online and self.sources:
                 fetchtarget.promisor_refusal(entries, user, self.sources, str(cwd))
+                if lfs:
+                    fetchtarget.lfs_refusal(entries, user, self.sources, str(cwd))
             local += entries
         return _environment(local, online, environ=environ)
 
