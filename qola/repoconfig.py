@@ -109,10 +109,10 @@ class Guard:
             fetchtarget.refusal(entries, user, url, str(cwd), here, lfs)
             if online and self.sources:
                 fetchtarget.promisor_refusal(entries, user, self.sources, str(cwd))
-                if lfs and number == 0:
+                if lfs and number == 0 and not gitfiles.is_project_root(repo.common):
                     # git-lfs runs where git writes files: in the repository git runs in
                     # (qola's git never recurses; it runs in each nested one itself, once
-                    # their URLs are known).
+                    # their URLs are known). The root's remotes are the user's own.
                     fetchtarget.lfs_refusal(entries, user, self.sources, str(cwd))
             local += entries
         return _environment(local, online, environ=environ)

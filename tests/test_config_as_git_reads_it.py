@@ -394,6 +394,23 @@ def test_git_lfs_takes_no_remote_a_dependencys_config_names_for_its_endpoint(
 
 
 @needs_lfs
+def test_the_roots_own_remote_is_no_lfs_endpoint_qola_refuses(lfs_user, upstream, tmp_path,
+                                                              private_tmp):  # fmt: skip
+    """The project's own origin (the user's remote, named by no manifest) does not stop a
+    checkout of a submodule dependency, where qola runs git in the root too."""
+    from superprojects import add_gitlink
+
+    root = init_repo(tmp_path / "te")
+    add_gitlink(root, "lib", "3rdparty/lib", str(upstream.lib), upstream.lib_v2)
+    (root / "qola.toml").write_text(f'[deps.lib]\npath = "3rdparty/lib"\n'
+                                    f'commit = "{upstream.lib_v2}"\n')  # fmt: skip
+    git(root, "remote", "add", "origin", "https://example.invalid/me/te.git")
+    proc = procs.run("checkout", "-m", str(root / "qola.toml"))
+    assert proc.returncode == 0, proc.stderr
+    assert git(root / "3rdparty" / "lib", "rev-parse", "HEAD") == upstream.lib_v2
+
+
+@needs_lfs
 def test_an_lfs_extension_a_dependencys_config_names_never_runs(lfs_project, marks,
                                                                private_tmp):  # fmt: skip
     """Its clean command is emptied: git-lfs cannot clean the file, and says so (git
