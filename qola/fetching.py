@@ -121,9 +121,12 @@ def _search(
 ) -> str:
     """The server refused sha by SHA: look for it in track (or the default branch), then tags."""
     # A filter needs a named remote (git records the partial clone's promisor under its
-    # name); qola's clones name the URL `origin`. Elsewhere the fetch goes by URL, unfiltered.
+    # name); qola's clones name the URL `origin`. git fetches a remote from the first of
+    # its URLs, and a repository's config may give it several: only a remote whose every
+    # URL is the manifest's is used. Elsewhere the fetch goes by URL, unfiltered.
     remote, blobs = source.url, []
-    if modules.origin_url(repo, runner) == source.url:
+    urls = modules.remote_urls(runner, repo, "origin")
+    if urls and all(url == source.url for url in urls):
         remote, blobs = "origin", ["--filter=blob:none"]
     branch = source.track or "HEAD"
     searched = "the default branch" if source.track is None else repr(source.track)

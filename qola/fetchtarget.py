@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from qola.gitconfig import Entry
-from qola.overrides import Role, UnsafeConfigError
+from qola.overrides import Role, UnsafeConfigError, config_command, unset_command
 
 # http[.<url>].<key> (git's http.c, which git-lfs reads too), overridden with the user's
 # value (for that URL, else their general one), else with git's default.
@@ -38,7 +38,14 @@ _HTTP_REFUSED = frozenset({
 _REMOTE = {"proxy": "", "lfsurl": "", "lfspushurl": ""}
 # lfs.<key>: git-lfs's endpoints ("" is no endpoint: the transfer fails), and its use of
 # url.<base>.insteadOf for the URLs a server gives.
-_LFS = {"url": "", "pushurl": "", "transfer.enablehrefrewrite": "false"}
+_LFS = {"url": "", "pushurl": "", "transfer.enablehrefrewrite": "false",
+        # Where git-lfs (run as whoever runs qola) writes its objects, logs and temporary
+        # files: empty is its default, `lfs` in the git dir.
+        "storage": "",
+        # Which remote's URL gives the endpoint: never every remote, nor one guessed from
+        # the commit; remote.lfsdefault below is git-lfs's own fallback, origin.
+        "remote.searchall": "false", "remote.autodetect": "false"}
+_LFS_REMOTE = {"lfsdefault": "origin", "lfspushdefault": "origin"}
 
 
 def settings(local: Iterable[Entry], user: Sequence[Entry]) -> tuple[list[tuple[str, str]],
@@ -60,8 +67,15 @@ def settings(local: Iterable[Entry], user: Sequence[Entry]) -> tuple[list[tuple[
             extra["GIT_SSL_CIPHER_LIST"] = os.environ.get("GIT_SSL_CIPHER_LIST", mine)
         elif section == "remote" and sub is not None and key in _REMOTE:
             pairs[entry.name] = _exact(user, entry, _REMOTE[key])
+        elif section == "remote" and sub is None and key in _LFS_REMOTE:
+            pairs[entry.name] = _exact(user, entry, _LFS_REMOTE[key])
         elif section == "lfs" and _lfs_key(entry) in _LFS:
             pairs[entry.name] = _exact(user, entry, _LFS[_lfs_key(entry)])
+        elif (section, sub, key) == ("protocol", None, "version"):
+            # qola asks for a commit by SHA, which a protocol v2 server sends whatever it
+            # is; v0 makes it search branches (fetching.py): the user's choice, not the
+            # repository's. 2 is git's default (2.26 and later).
+            pairs[entry.name] = _exact(user, entry, "2")
     found = list(pairs.items())
     for name in lists:
         found.append((name, ""))
@@ -105,8 +119,8 @@ def refusal(local: Sequence[Entry], user: Sequence[Entry], url: str | None, cwd:
                     f"{entry.origin} sets {entry.name} = {entry.text!r}, which decides how "
                     "git's requests are secured; qola lets only the manifest and your own "
                     "config decide that, and git has no value meaning its own default",
-                    f"if you trust it, set it in your own config, or remove it (git config "
-                    f"--file {entry.origin} --unset {entry.name}), and run again",
+                    f"if you trust it, set it in your own config, or remove it "
+                    f"({unset_command(entry)}), and run again",
                 )
     if url is not None:
         _check_rewrite(local, user, url, cwd)
@@ -135,14 +149,14 @@ def _check_rewrite(local: Sequence[Entry], user: Sequence[Entry], url: str, cwd:
             f"{entry.origin} sets {entry.name} = {entry.text!r}, which sends git's requests "
             f"for {url} to {theirs}; where a fetch goes is the manifest's and your own "
             "config's to say, and git lets no command line unset this",
-            f"if you trust it, put the mirror in your own config, or remove it (git config "
-            f"--file {entry.origin} --unset {entry.name}), and run again",
+            f"if you trust it, put the mirror in your own config, or remove it "
+            f"({unset_command(entry)}), and run again",
         )
 
 
-def target(args: Sequence[str], local: Sequence[Entry]) -> str | None:
+def target(args: Sequence[str], local: Sequence[Entry], user: Sequence[Entry]) -> str | None:
     """The URL a fetch or ls-remote of qola's goes to: the word after --end-of-options,
-    or the URL of the remote it names."""
+    or the first URL of the remote it names (git reads the user's config first)."""
     words = list(args)
     if "--end-of-options" not in words:
         return None
@@ -152,7 +166,8 @@ def target(args: Sequence[str], local: Sequence[Entry]) -> str | None:
     word = words[at]
     if ":" in word or "/" in word or word.startswith("."):
         return word
-    urls = [e.text for e in local if (e.section, e.subsection, e.key) == ("remote", word, "url")]
+    urls = [e.text for e in [*user, *local]
+            if (e.section, e.subsection, e.key) == ("remote", word, "url")]  # fmt: skip
     return urls[0] if urls else None
 
 
@@ -171,15 +186,50 @@ def promisor_refusal(local: Sequence[Entry], user: Sequence[Entry], sources: set
     named += [e.subsection for e in local if e.section == "remote" and e.key == "promisor"
               and e.subsection is not None and e.text.lower() in ("true", "yes", "on", "1", "")]
     for name in dict.fromkeys(named):
-        urls = [e for e in local if (e.section, e.subsection, e.key) == ("remote", name, "url")]
-        for entry in urls[:1]:  # git fetches from the first
-            if entry.text not in sources:
+        urls = [e for e in [*user, *local]
+                if (e.section, e.subsection, e.key) == ("remote", name, "url")]  # fmt: skip
+        for entry in urls[:1]:  # git fetches from the first (your own config's come first)
+            if entry.text not in sources and entry not in user:
                 raise UnsafeConfigError(
                     cwd,
                     f"{entry.origin} makes this a partial clone whose promisor remote "
                     f"{name!r} is {entry.text}, which no manifest URL names; git would fetch "
                     "every missing object from it, with your credentials",
-                    f"if you trust it, name it in the manifest, or set the manifest's URL "
-                    f"(git config --file {entry.origin} {entry.name} <url>), and run again",
+                    "if you trust it, name it in the manifest, or make the manifest's URL its "
+                    f"only one ({config_command(entry, '--replace-all', entry.name)} URL), "
+                    "and run again",
+                )
+            _check_rewrite(local, user, entry.text, cwd)
+
+
+def lfs_refusal(local: Sequence[Entry], user: Sequence[Entry], sources: set[str],
+                cwd: str) -> None:  # fmt: skip
+    """Raise UnsafeConfigError where git-lfs (the user's filter), smudging a file, would take
+    its endpoint (and send the user's credentials there) from a remote URL of the
+    repository's that no manifest names: git-lfs derives it from the LAST URL of the
+    remote of the branch, else of remote.lfsDefault, else of the only remote, else origin."""
+    if any(e.name == "lfs.url" for e in user):
+        return  # the user's own endpoint, for every repository
+    remotes = dict.fromkeys(e.subsection for e in [*user, *local]
+                            if e.section == "remote" and e.key == "url" and e.subsection)
+    named = [e.text for e in [*user, *local] if e.section == "branch" and e.key == "remote"]
+    named += [e.text for e in user if e.name == "remote.lfsdefault"]
+    named += ["origin", *(list(remotes) if len(remotes) == 1 else [])]
+    for name in dict.fromkeys(named):
+        if any((e.section, e.subsection, e.key) == ("remote", name, "lfsurl")
+               for e in [*user, *local]):  # fmt: skip
+            continue  # the user's endpoint, or the repository's, emptied: none
+        urls = [e for e in [*user, *local]
+                if (e.section, e.subsection, e.key) == ("remote", name, "url")]  # fmt: skip
+        for entry in urls:
+            if entry.text not in sources and entry not in user:
+                command = config_command(entry, "--replace-all", entry.name)
+                raise UnsafeConfigError(
+                    cwd,
+                    f"{entry.origin} sets {entry.name} = {entry.text!r}, which no manifest "
+                    "URL names; git-lfs, which your filter.lfs runs, would send its requests "
+                    "for this repository's LFS files there, with your credentials",
+                    "if you trust it, set lfs.url in your own config, or make the manifest's "
+                    f"URL the remote's only one ({command} URL), and run again",
                 )
             _check_rewrite(local, user, entry.text, cwd)

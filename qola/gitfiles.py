@@ -202,6 +202,13 @@ def project_root() -> str | None:
     return _PROJECT[0] if _PROJECT is not None else None
 
 
+def is_project_root(common: str) -> bool:
+    """Whether common is the common dir of the project's root (while a command works on
+    one): the user's own repository, not a dependency's."""
+    return _PROJECT is not None and len(_PROJECT[1]) > 1 and (
+        os.path.realpath(common) == _PROJECT[1][-1])
+
+
 def root_holding(gitdir: str) -> str | None:
     """The project's root (a real path) when gitdir, a real path, lies in the root's own git
     dir (a submodule's, under modules/: its work tree is in the root's); else None."""

@@ -161,20 +161,13 @@ def initialise(runner: Runner, superproject: Path, name: str, url: str, subject:
     return True
 
 
-def origin_url(tree: Path, runner: Runner | None = None) -> str | None:
-    """The repository's remote.origin.url (None: not set): as git lists it, given the
-    Runner about to run git there (its listing is made once in any case); else read from
-    the config file, where that is exact."""
-    if runner is not None:
-        from qola.errors import QolaError
-
-        try:
-            return gitconfig.get(runner.repository_config(tree), "remote", "origin", "url")
-        except QolaError:
-            return None  # git cannot list it: no git runs there either
-    config = config_file(tree)
-    entries = _parsed(config) if config is not None else None
-    return None if entries is None else gitconfig.get(entries, "remote", "origin", "url")
+def remote_urls(runner: Runner, tree: Path, name: str) -> list[str]:
+    """Every remote.<name>.url git reads in the repository at tree (every scope, every
+    include), in git's order: a fetch of the remote goes to the first; [] when none (or
+    git cannot list them, where no git runs either)."""
+    out = runner.run(tree, "config", "-z", "--get-all", "--end-of-options",
+                     f"remote.{name}.url", check=False)  # fmt: skip
+    return out.stdout.split("\0")[:-1] if out.status == 0 else []
 
 
 def modules_dir(runner: Runner, superproject: Path, name: str, subject: str) -> Path:

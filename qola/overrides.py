@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from qola import safetext
 from qola.errors import GitError
 from qola.gitconfig import Entry
 
@@ -296,9 +297,19 @@ def _unoverridable(cwd: str, entry: Entry, when: str) -> UnsafeConfigError:
         f"{entry.origin} sets {entry.name} = {entry.text!r}, a command git would run when "
         f"it {when}; qola runs no command from a repository's own config, and git lets no "
         "command line override this one",
-        f"if you trust it, remove it (git config --file {entry.origin} --unset {entry.name}) "
-        "and run again",
+        f"if you trust it, remove it ({unset_command(entry)}) and run again",
     )
+
+
+def config_command(entry: Entry, *args: str) -> str:
+    """`git config --file <entry's file> ARGS` as a user may paste it (ARGS quoted too)."""
+    words = ["git", "config", "--file", entry.origin, *args]
+    return " ".join(safetext.shell_word(word) for word in words)
+
+
+def unset_command(entry: Entry) -> str:
+    """The command that removes entry's key (every value of it) from the file it is in."""
+    return config_command(entry, "--unset-all", entry.name)
 
 
 def _check_work_tree(cwd: str, entry: Entry, gitdir: str, top: str) -> None:
@@ -309,8 +320,7 @@ def _check_work_tree(cwd: str, entry: Entry, gitdir: str, top: str) -> None:
             cwd,
             f"{entry.origin} sets core.worktree = {entry.text!r}, which leads to {where}, "
             f"out of {top}; git would write the files of a checkout there",
-            f"if that is not meant, remove it (git config --file {entry.origin} --unset "
-            "core.worktree) and run again",
+            f"if that is not meant, remove it ({unset_command(entry)}) and run again",
         )
 
 

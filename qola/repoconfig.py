@@ -107,10 +107,15 @@ class Guard:
             entries = _entries(repo, top=number == 0)
             here = Role(number == 0, role.fetches, role.pushes, role.online)
             overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, cwd), str(cwd), here)
-            url = fetchtarget.target(args, entries) if number == 0 and role.fetches else None
+            url = fetchtarget.target(args, entries, user) if number == 0 and role.fetches else None
             fetchtarget.refusal(entries, user, url, str(cwd), here, lfs)
             if online and self.sources:
                 fetchtarget.promisor_refusal(entries, user, self.sources, str(cwd))
+                if lfs and number == 0 and not gitfiles.is_project_root(repo.common):
+                    # git-lfs runs where git writes files: in the repository git runs in
+                    # (qola's git never recurses; it runs in each nested one itself, once
+                    # their URLs are known). The root's remotes are the user's own.
+                    fetchtarget.lfs_refusal(entries, user, self.sources, str(cwd))
             local += entries
         return _environment(local, online, environ=environ)
 
@@ -181,10 +186,10 @@ def _environment(
     result = {**extra, **secured, **variables}
     base = len(environment_pairs(environ))
     pins = [*found, *targets, *allowed, *always]
-    if not _fits(pins):
+    given = (os.environ if environ is None else environ).get("GIT_CONFIG_PARAMETERS", "")
+    if not _fits(pins, given):
         pins = _spilled(pins)
     result.update(overrides.environment(pins, base))
-    given = (os.environ if environ is None else environ).get("GIT_CONFIG_PARAMETERS", "")
     if given.strip() and pins:
         # git reads GIT_CONFIG_PARAMETERS (the user's `git -c`) after GIT_CONFIG_COUNT
         # (config.c): the pins go after the user's settings there too, which they keep.
@@ -201,16 +206,20 @@ _SPILLED: dict[str, str] = {}  # config text -> the file holding it
 _SPILL_LOCK = threading.Lock()
 
 
-def _fits(pins: Sequence[tuple[str, str]]) -> bool:
-    """Whether exec takes the pins as GIT_CONFIG_KEY_n/VALUE_n variables."""
+def _fits(pins: Sequence[tuple[str, str]], given: str) -> bool:
+    """Whether exec takes the pins as GIT_CONFIG_KEY_n/VALUE_n variables, and, with the
+    user's GIT_CONFIG_PARAMETERS (given), all of them again in that one variable."""
     sizes = [len(os.fsencode(k)) + len(os.fsencode(v)) + 40 for k, v in pins]
+    if given.strip() and len(os.fsencode(given)) + sum(sizes) > _MAX_VARIABLE:
+        return False
     return all(size <= _MAX_VARIABLE for size in sizes) and sum(sizes) <= _MAX_OVERRIDES
 
 
 def _spilled(pins: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """pins, as one include.path (read in the command scope, in order) of a file in a
-    folder of qola's own, removed when the process ends: what a repository's config too
-    large for exec (a 200 KB subsection) is overridden with instead of git not starting."""
+    folder of qola's own, removed when the process ends (or, after a kill, by the next
+    run): what a repository's config too large for exec (a 200 KB subsection) is
+    overridden with instead of git not starting."""
     import atexit
     import shutil
     import tempfile
@@ -220,7 +229,12 @@ def _spilled(pins: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
         path = _SPILLED.get(text)
         if path is None:
             if not _SPILLED:
-                folder = tempfile.mkdtemp(prefix="qola-overrides-")
+                from qola import shim
+
+                # Named by this process (as the shim's folders are): a run that a SIGKILL
+                # stopped before atexit leaves it, and the next run sweeps it.
+                shim.sweep_abandoned(Path(tempfile.gettempdir()))
+                folder = tempfile.mkdtemp(prefix=shim.owned_prefix("qola-overrides-"))
                 atexit.register(shutil.rmtree, folder, True)
                 _SPILLED[""] = folder
             path = os.path.join(_SPILLED[""], f"{len(_SPILLED)}.config")

@@ -28,7 +28,9 @@ MODES = ("scoped", "all", "off")
 
 _PREFIX = "qola-shim-"
 _UNKNOWN = "x"  # a start time that could not be read
-_OWNED = re.compile(r"qola-shim-(\d+)-(\d+|x)-.+")
+# The shim's folders, and the overrides file's (qola/repoconfig.py): both may hold the
+# user's own config (a proxy's password), and a SIGKILL leaves them.
+_OWNED = re.compile(r"qola-(?:shim|overrides)-(\d+)-(\d+|x)-.+")
 _CONFIG_NAME = "gitconfig"
 _TRUSTED_NAME = "trusted"  # the trusted values, NUL-separated: what add() merges with
 _LOCK_NAME = "lock"
@@ -119,8 +121,7 @@ def shim(mode: str, repos: Iterable[StrPath] = ()) -> Iterator[Shim]:
         yield Shim(mode, None)
         return
     sweep_abandoned(Path(tempfile.gettempdir()))
-    owner = f"{_PREFIX}{os.getpid()}-{_process_start(os.getpid()) or _UNKNOWN}-"
-    env = Shim(mode, Path(tempfile.mkdtemp(prefix=owner)))  # mkdtemp: 0700
+    env = Shim(mode, Path(tempfile.mkdtemp(prefix=owned_prefix(_PREFIX))))  # mkdtemp: 0700
     _live[id(env)] = env
     try:
         env._write_initial(
@@ -132,8 +133,14 @@ def shim(mode: str, repos: Iterable[StrPath] = ()) -> Iterator[Shim]:
         env.close()
 
 
+def owned_prefix(prefix: str) -> str:
+    """prefix, then this process's pid and start time: what sweep_abandoned checks."""
+    return f"{prefix}{os.getpid()}-{_process_start(os.getpid()) or _UNKNOWN}-"
+
+
 def sweep_abandoned(folder: Path) -> list[Path]:
-    """Remove the shim folders (of this user) in folder whose run is gone; returns them."""
+    """Remove the shim and overrides folders (of this user) in folder whose run is gone;
+    returns them."""
     removed: list[Path] = []
     try:
         entries = list(os.scandir(folder))

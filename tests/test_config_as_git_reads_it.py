@@ -297,6 +297,120 @@ def test_an_lfs_transfer_agent_a_dependencys_config_names_never_runs(lfs_project
 
 
 @needs_lfs
+def test_lfs_storage_a_dependencys_config_names_is_never_written(lfs_project, tmp_path,
+                                                                private_tmp):  # fmt: skip
+    """git-lfs, run as root by the user's filter during the checkout, keeps its objects,
+    logs and temporary files where lfs.storage says: its default (the git dir's `lfs`)
+    instead, never a folder of the tree's owner's choosing."""
+    root, up, v1, v2 = lfs_project
+    lib = root / "3rdparty" / "lib"
+    elsewhere = tmp_path / "their-storage"
+    git(lib, "config", "lfs.storage", str(elsewhere))
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    chown_tree(root)
+    proc = procs.run("checkout", "-m", str(manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert (lib / "data.bin").read_bytes() == (up / "data.bin").read_bytes()
+    assert not elsewhere.exists()
+    assert (lib / ".git" / "lfs" / "objects").is_dir()
+    # The key is real: plain git, trusting the tree, has git-lfs write there.
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v1)
+    shutil.rmtree(lib / ".git" / "lfs")
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v2)
+    assert elsewhere.is_dir()
+
+
+class _Listener:
+    """A loopback port that counts the connections it gets and closes each at once."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/steal"
+        self.connections = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+
+@needs_lfs
+def test_git_lfs_never_takes_its_endpoint_from_a_remote_url_no_manifest_names(
+    lfs_project, private_tmp
+):
+    """git-lfs derives its endpoint from origin's URL (its last one): the dependency's
+    config giving origin its own URL would get the LFS requests and the user's
+    credentials. Refused (exit 3), nothing changed; plain git-lfs, trusting the tree,
+    connects there."""
+    root, up, v1, v2 = lfs_project
+    shutil.rmtree(up / ".git" / "lfs")  # the object must be transferred to be smudged
+    lib = root / "3rdparty" / "lib"
+    listener = _Listener()
+    git(lib, "config", "--add", "remote.origin.url", listener.url)  # after the manifest's
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    chown_tree(root)
+    before = snapshot(root)
+    proc = procs.run("checkout", "-m", str(manifest))
+    assert proc.returncode == 3, proc.stderr
+    assert f"sets remote.origin.url = '{listener.url}', which no manifest URL names" in proc.stderr
+    assert "hint: if you trust it, set lfs.url in your own config" in proc.stderr
+    assert listener.connections == 0
+    assert snapshot(root) == before
+    git_as_root(lib, "fetch", "-q", str(up), "main")
+    git_as_root(lib, "checkout", "-q", "-f", "--detach", v2)  # the smudge fails: no matter
+    assert listener.connections > 0
+
+
+@needs_lfs
+def test_git_lfs_takes_no_remote_a_dependencys_config_names_for_its_endpoint(
+    lfs_project, private_tmp
+):
+    """remote.lfsDefault naming a remote of the dependency's own: git-lfs takes origin's
+    (the manifest's) URL instead, and the LFS file arrives."""
+    root, up, v1, v2 = lfs_project
+    lib = root / "3rdparty" / "lib"
+    listener = _Listener()
+    git(lib, "remote", "add", "theirs", listener.url)
+    git(lib, "config", "remote.lfsdefault", "theirs")
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(v1, v2))
+    chown_tree(root)
+    proc = procs.run("checkout", "-m", str(manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert (lib / "data.bin").read_bytes() == (up / "data.bin").read_bytes()
+    assert listener.connections == 0
+
+
+@needs_lfs
+def test_the_roots_own_remote_is_no_lfs_endpoint_qola_refuses(lfs_user, upstream, tmp_path,
+                                                              private_tmp):  # fmt: skip
+    """The project's own origin (the user's remote, named by no manifest) does not stop a
+    checkout of a submodule dependency, where qola runs git in the root too."""
+    from superprojects import add_gitlink
+
+    root = init_repo(tmp_path / "te")
+    add_gitlink(root, "lib", "3rdparty/lib", str(upstream.lib), upstream.lib_v2)
+    (root / "qola.toml").write_text(f'[deps.lib]\npath = "3rdparty/lib"\n'
+                                    f'commit = "{upstream.lib_v2}"\n')  # fmt: skip
+    git(root, "remote", "add", "origin", "https://example.invalid/me/te.git")
+    proc = procs.run("checkout", "-m", str(root / "qola.toml"))
+    assert proc.returncode == 0, proc.stderr
+    assert git(root / "3rdparty" / "lib", "rev-parse", "HEAD") == upstream.lib_v2
+
+
+@needs_lfs
 def test_an_lfs_extension_a_dependencys_config_names_never_runs(lfs_project, marks,
                                                                private_tmp):  # fmt: skip
     """Its clean command is emptied: git-lfs cannot clean the file, and says so (git

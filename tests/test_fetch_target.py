@@ -259,3 +259,56 @@ def test_a_partial_clone_whose_promisor_is_not_the_manifests_fetches_nothing_laz
     assert snapshot(project.root) == before
     as_root(lib, "status", "--porcelain")
     assert listener.connections > 0
+
+
+_PROTOCOL_V0 = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.version",
+                "GIT_CONFIG_VALUE_0": "0"}  # fmt: skip
+
+
+def test_a_second_url_of_origin_never_gets_the_search_for_a_commit(
+    pinned_by_qola, upstream, listener, private_tmp, tmp_path
+):
+    """The user speaks protocol v0 (their own config), so a commit no branch tip names is
+    refused by SHA and searched for by branch. The dependency's config gives origin two
+    URLs, its own first (which git fetches from) and the manifest's last: the search goes
+    by the manifest's URL, never to the first."""
+    project = pinned_by_qola
+    lib = project.lib
+    up = tmp_path / "up"  # main: ... lib_v2, lib_tip, then `wanted` (which the pin names)
+    git(tmp_path, "clone", "-q", str(upstream.lib), str(up))
+    wanted = commit_file(up, "lib.txt", "wanted\n")
+    commit_file(up, "lib.txt", "after\n")
+    served_at(project, upstream, str(up))
+    evil = f"http://127.0.0.1:{listener.port}/steal"
+    git(lib, "config", "--unset-all", "remote.origin.url")
+    git(lib, "config", "--add", "remote.origin.url", evil)
+    git(lib, "config", "--add", "remote.origin.url", str(up))
+    project.set_pin(upstream.lib_v2, wanted)
+    chown_tree(project.root)
+    proc = procs.run("checkout", "-m", str(project.manifest), env=_PROTOCOL_V0)
+    assert proc.returncode == 0, proc.stderr
+    assert listener.connections == 0
+    assert git(lib, "-c", "safe.directory=*", "rev-parse", "HEAD") == wanted
+    as_root(lib, "fetch", "-q", "origin")
+    assert listener.connections > 0  # plain git fetches origin from the first URL
+
+
+def test_a_dependencys_protocol_version_is_not_the_one_qola_fetches_with(
+    pinned_by_qola, upstream, private_tmp, tmp_path
+):
+    """qola asks for a commit by SHA, which protocol v2 (git's default) serves whatever it
+    is; a dependency's `protocol.version = 0` would make it search branches instead, and
+    miss a commit on another one. (The user's own version stays theirs: the test above.)"""
+    project = pinned_by_qola
+    up = tmp_path / "up"  # `other`: lib_v2, `wanted` (which the pin names), a later commit
+    git(tmp_path, "clone", "-q", str(upstream.lib), str(up))
+    git(up, "checkout", "-q", "-b", "other", upstream.lib_v2)
+    wanted = commit_file(up, "lib.txt", "wanted\n")
+    commit_file(up, "lib.txt", "after\n")
+    served_at(project, upstream, str(up))
+    git(project.lib, "config", "protocol.version", "0")
+    project.set_pin(upstream.lib_v2, wanted)  # the manifest tracks main, which lacks it
+    chown_tree(project.root)
+    proc = procs.run("checkout", "-m", str(project.manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert git(project.lib, "-c", "safe.directory=*", "rev-parse", "HEAD") == wanted

@@ -142,3 +142,46 @@ def test_a_huge_config_of_no_dependency_changes_nothing_for_the_dependencies(pin
     assert checkout.returncode == 0, checkout.stderr
     assert "up to date" in checkout.stdout
     assert without_noop_stamps(snapshot(project.root)) == before
+
+
+def test_overrides_that_fit_one_by_one_but_not_with_the_users_git_c_are_spilled(
+    pinned_by_qola, tmp_path
+):
+    """Seven 20 KB subsections: each override fits a variable of its own, but under a
+    wrapper's GIT_CONFIG_PARAMETERS (a `git -c`) qola repeats its pins there, after the
+    user's, and that one variable would pass exec's 128 KiB: they go through the file."""
+    project = pinned_by_qola
+    config = project.lib / ".git" / "config"
+    config.write_bytes(config.read_bytes() + b"".join(
+        b'[filter "' + str(i).encode() * 20_000 + b'"]\n\tclean = cat\n' for i in range(7)))
+    chown_tree(project.root)
+    before = without_noop_stamps(snapshot(project.root))
+    env = {"GIT_CONFIG_PARAMETERS": "'color.ui'='never'"}
+    proc = procs.run("verify", "--format", "json", "-m", str(project.manifest), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert [dep["name"] for dep in json.loads(proc.stdout)["deps"]] == ["lib"]
+    assert without_noop_stamps(snapshot(project.root)) == before
+
+
+def test_the_overrides_file_of_a_killed_run_is_swept_by_the_next(pinned_by_qola, tmp_path,
+                                                                monkeypatch):  # fmt: skip
+    """It holds the user's own settings (a proxy's password): a SIGKILL skips qola's
+    clean-up, so the next run removes it, as it does a dead run's shim folder."""
+    import gitpause
+
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    project = pinned_by_qola
+    config = project.lib / ".git" / "config"
+    config.write_bytes(config.read_bytes() + _HUGE)
+    chown_tree(project.root)
+    wrapper = gitpause.make(tmp_path / "wrapper")
+    killed, paused = gitpause.run_until(wrapper, 0, "verify", "-m", str(project.manifest),
+                                        pause_on="status")  # fmt: skip
+    assert killed, paused
+    [left] = tmp.glob("qola-overrides-*")
+    assert (left / "1.config").is_file()
+    proc = procs.run("verify", "-m", str(project.manifest))
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmp.glob("qola-overrides-*")) == []

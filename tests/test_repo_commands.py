@@ -212,7 +212,8 @@ def test_an_upload_pack_command_in_a_repositorys_config_stops_the_run(
     )
     assert f"{config} sets remote.origin.uploadpack = " in proc.stderr
     assert "a command git would run when it fetches; qola runs no command from a " in proc.stderr
-    assert f"hint: if you trust it, remove it (git config --file {config} --unset " in proc.stderr
+    assert (f"hint: if you trust it, remove it (git config --file {config} --unset-all "
+            "remote.origin.uploadpack) and run again") in proc.stderr
     assert snapshot(behind_pin.root) == before
     assert list(marks.iterdir()) == []
 
