@@ -229,7 +229,7 @@ def _spilled(pins: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
         path = _SPILLED.get(text)
         if path is None:
             if not _SPILLED:
-                from qola import shim
+                from qola import shim  # lazy: only an override too big for exec needs it
 
                 # Named by this process (as the shim's folders are): a run that a SIGKILL
                 # stopped before atexit leaves it, and the next run sweeps it.
