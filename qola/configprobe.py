@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from qola.gitconfig import Entry, UnreadableConfig, parse_listing
-from qola.gitpaths import settled, signature
+from qola.gitpaths import signature
 from qola.overrides import UnsafeConfigError
 from qola.process import LEAKED_VARIABLES, execute_raw
 
@@ -245,7 +244,6 @@ def user(environ: Mapping[str, str] | None = None) -> list[Entry]:
             return known[1]
         env = {k: v for k, v in environ.items() if k not in LEAKED_VARIABLES}
         env["GIT_DIR"] = _NO_REPOSITORY
-        started = time.time_ns()
         status, out, err = _git([], _LIST, env, trust=False)
         if status != 0:
             raise _failed("your git config", err, status)
@@ -253,8 +251,6 @@ def user(environ: Mapping[str, str] | None = None) -> list[Entry]:
         watched: list[str] = []
         found = _with_every_include(listed, os.getcwd(), [], watched)
         watched_files = tuple(dict.fromkeys(watched))
-        stats = signature(watched_files)
-        if settled(stats, started):
-            _USER[key] = (stats, found, watched_files)
+        _USER[key] = (signature(watched_files), found, watched_files)
         return found
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from qola import stamp
@@ -76,18 +76,3 @@ def signature(paths: Iterable[str]) -> tuple[object, ...]:
         found.append((info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_dev,
                       info.st_ino, info.st_mode))  # fmt: skip
     return tuple(found)
-
-
-# File times come from the kernel's coarse clock, up to a few milliseconds behind the
-# clock time.time_ns() reads: a change that close to a read is taken as made during it.
-_CLOCK_SLACK_NS = 50_000_000
-
-
-def settled(stats: Sequence[object], started: int) -> bool:
-    """Whether no file of a signature changed after a read that began at started (wall
-    clock, ns): a signature taken after the read vouches only for files that did not. A
-    file rewritten while git listed it would otherwise be cached as what git read."""
-    for found in stats:
-        if isinstance(found, tuple) and max(found[0], found[1]) >= started - _CLOCK_SLACK_NS:
-            return False
-    return True

@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from qola import configprobe, fetchtarget, gitconfig, gitfiles, gitindex, overrides
 from qola.gitconfig import Entry
-from qola.gitpaths import settled, signature
+from qola.gitpaths import signature
 from qola.overrides import Role, UnsafeConfigError, UnsafeRepositoryError
 
 __all__ = ["Guard", "UnsafeConfigError", "UnsafeRepositoryError", "environment_pairs",
@@ -150,7 +149,6 @@ class Guard:
             known = self._cache.get(key)
         if known is not None and signature(known.watched) == known.stats:
             return known.repos
-        started = time.time_ns()
         visit = _Visit(Path(key))
         # The .git (a file naming the git dir, or the folder) says which repository it is.
         visit.watched.append(os.path.join(key, ".git"))
@@ -159,9 +157,8 @@ class Guard:
             visit.repository(str(found[0]), str(found[1]) if found[1] else None, 0)
         watched = tuple(visit.watched)
         known = _Known(watched, signature(watched), visit.found())
-        if settled(known.stats, started):  # else something changed while it was read
-            with self._lock:
-                self._cache[key] = known
+        with self._lock:
+            self._cache[key] = known
         return known.repos
 
 
@@ -280,11 +277,15 @@ def _listing(repo: _Repo) -> configprobe.Listing:
         known = _LISTINGS.get(key)
     if known is not None and signature(known[1].watched) == known[0]:
         return known[1]
-    started = time.time_ns()
+    # The files git surely reads (and those an earlier listing read), stated before and
+    # after: one rewritten while git listed it would be cached as what git read.
+    first = [os.path.join(repo.common, "config"), os.path.join(repo.gitdir, "config.worktree"),
+             *(known[1].watched if known is not None else ())]  # fmt: skip
+    before = signature(first)
     listing = configprobe.repository(repo.cwd, list(repo.flags), repo.common, repo.gitdir)
     stats = signature(listing.watched)
     # No repository there yet, or a file changed while git read it: asked again next time.
-    if listing.found and settled(stats, started):
+    if listing.found and signature(first) == before:
         with _LISTINGS_LOCK:
             _LISTINGS[key] = (stats, listing)
     return listing

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import time
 from pathlib import Path
 
 import pytest
@@ -199,7 +198,6 @@ def test_the_overrides_are_worked_out_again_only_when_a_file_changed(repo, monke
                         lambda *args: listings.append(args) or real(*args))  # fmt: skip
     guard = Guard()
     set_local(repo, ("core.pager", "evil"))
-    time.sleep(0.1)  # a file changed as a listing begins is listed again (the test below)
     first = guard.overrides(repo)
     assert guard.overrides(repo) == first
     assert len(listings) == 1
@@ -268,21 +266,25 @@ def test_a_link_leading_back_up_the_tree_is_read_once_and_ends(repo):
     assert settings(Guard().overrides(repo)) == [("filter.n.clean", "")]
 
 
-def test_a_config_changed_as_git_lists_it_is_listed_again_before_the_next_git(repo):
-    """A listing is kept only for files that did not change after it began: a file rewritten
-    while git read it (its stat taken after shows the new text) would otherwise be cached as
-    what git read, and the next git would run the new text's commands unoverridden."""
-    from qola import repoconfig
-
-    set_local(repo, ("filter.p.smudge", "true"))  # written just now: as if during the read
-    guard = Guard()
-    assert ("filter.p.smudge", "") in settings(guard.overrides(repo))
-    racy = [k for k in repoconfig._LISTINGS if k.startswith(str(repo) + "\0")]
-    assert racy == []  # not kept: the file is as new as the listing
+def test_a_config_changed_as_git_lists_it_is_listed_again_before_the_next_git(
+    repo, monkeypatch
+):
+    """A listing is kept only when the config files git surely reads are as they were
+    before it: one rewritten while git read it (its stat, taken after, shows the new text)
+    would otherwise be cached as what git read, and the next git would run the new text's
+    commands unoverridden. The owner's rewrite lands just as git's listing returns."""
     config = repo / ".git" / "config"
-    old = config.stat().st_mtime_ns - 10**9
-    os.utime(config, ns=(old, old))  # (its ctime stays new: the kernel's)
-    changed = config.stat().st_ctime_ns
-    stats = repoconfig.signature([str(config)])
-    assert not repoconfig.settled(stats, changed)  # changed as a read began: racy
-    assert repoconfig.settled(stats, changed + 10**9)  # a read that began well after
+    benign = config.read_text()
+    evil = benign + '[filter "p"]\n\tsmudge = touch pwned\n'
+    real = configprobe.repository
+
+    def listed_then_rewritten(*args):
+        found = real(*args)
+        if config.read_text() == benign:
+            config.write_text(evil)
+        return found
+
+    monkeypatch.setattr(configprobe, "repository", listed_then_rewritten)
+    guard = Guard()
+    assert ("filter.p.smudge", "") not in settings(guard.overrides(repo))  # read benign
+    assert ("filter.p.smudge", "") in settings(guard.overrides(repo))  # listed again
