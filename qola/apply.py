@@ -11,11 +11,11 @@ from pathlib import Path
 
 from qola import (
     cache,
-    cmake_env,
     complete,
     console,
     fetching,
     gitfiles,
+    hints,
     modules,
     names,
     nested,
@@ -296,12 +296,13 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
-            cmake_env.hint(
+            hints.either(
                 f"run once without --offline, or point {names.override_variable(dep.name)} "
                 "at a local copy",
-                "configure once with the network: "
-                f"{cmake_env.reconfigure('-DQOLA_OFFLINE=OFF')}; or use a copy you have: "
-                + cmake_env.reconfigure(f"-D{names.override_variable(dep.name)}=/path/to/it"),
+                "configure once with the network: ",
+                hints.configure("-DQOLA_OFFLINE=OFF"),
+                "; or use a copy you have: ",
+                hints.configure(f"-D{names.override_variable(dep.name)}=/path/to/it"),
             ),
         )
     if gitdir is not None and not reuse:
@@ -488,10 +489,11 @@ def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -
     raise GitError(
         dep.name,
         f"commit {dep.commit} is not present locally and --offline forbids fetching it",
-        cmake_env.hint(
-        "run once without --offline",
-        "configure once with the network: " + cmake_env.reconfigure("-DQOLA_OFFLINE=OFF"),
-    ),
+        hints.either(
+            "run once without --offline",
+            "configure once with the network: ",
+            hints.configure("-DQOLA_OFFLINE=OFF"),
+        ),
     )
 
 

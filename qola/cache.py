@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from qola import cmake_env, store
+from qola import hints, store
 from qola.errors import GitError
 from qola.git import Runner, command_error
 from qola.queries import has_checkout
@@ -37,10 +37,10 @@ def ensure(runner: Runner, cache: Path, subject: str, url: str, commit: str, off
                 subject,
                 f"commit {commit} is not in the cache ({mirror}) and --offline "
                 "forbids fetching it",
-                cmake_env.hint(
+                hints.either(
                     "run once without --offline",
-                    "configure once with the network: "
-                    + cmake_env.reconfigure("-DQOLA_OFFLINE=OFF"),
+                    "configure once with the network: ",
+                    hints.configure("-DQOLA_OFFLINE=OFF"),
                 ),
             )
         _fetch(runner, mirror, subject, url, commit)

@@ -24,7 +24,7 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
-from qola import __version__, console, options
+from qola import __version__, cmake_env, console, options
 from qola.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
 from qola.options import Spec
 from qola.session import Common
@@ -259,18 +259,18 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except QolaError as error:
-            console.report(error.render())
+            cmake_env.report(cmake_env.render(error))
             sys.exit(error.exit_code)
         except UnicodeDecodeError as error:
-            console.report(f"qola: cannot decode a file as UTF-8: {error.reason}")
+            cmake_env.report(f"qola: cannot decode a file as UTF-8: {error.reason}")
             sys.exit(EXIT_USAGE)
         except OSError as error:
             where = error.filename or "qola"
-            console.report(f"qola: {where}: {error.strerror or error}")
+            cmake_env.report(f"qola: {where}: {error.strerror or error}")
             sys.exit(EXIT_GIT)
         except KeyboardInterrupt:
             # Caught here: click's own handling would say "Aborted!" and exit 1.
-            console.report("qola: interrupted")
+            cmake_env.report("qola: interrupted")
             sys.exit(EXIT_INTERRUPTED)
 
     return wrapper  # type: ignore[return-value]

@@ -1,4 +1,5 @@
-"""When QoLA.cmake runs qola: hints in CMake's terms, and the pins of the build's other calls.
+"""When QoLA.cmake runs qola: hints worded in CMake's terms, and the pins of the build's
+other calls.
 
 The two variables QoLA.cmake sets for it: docs/cmake.md, "What QoLA.cmake tells the qola
 it starts"."""
@@ -6,11 +7,12 @@ it starts"."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from qola.errors import UsageError
+from qola import console, hints
+from qola.errors import QolaError, UsageError
+from qola.hints import Hint
 
 if TYPE_CHECKING:
     from qola.manifest import Dep, Manifest
@@ -24,69 +26,26 @@ def binary_dir() -> str | None:
     return os.environ.get(BINARY_DIR) or None
 
 
-def hint(command_line: str, cmake: str) -> str:
-    """The hint for whoever runs qola: `command_line` for a person, `cmake` in a configure."""
-    return cmake if binary_dir() else command_line
+def word(hint: str | Hint | None) -> str | None:
+    """A hint's text for whoever runs this qola: in CMake's terms under a configure."""
+    return hints.word(hint, binary_dir())
+
+
+def render(error: QolaError) -> str:
+    """An error's text for whoever runs this qola."""
+    return error.render(cmake_build=binary_dir())
+
+
+def report(text: str) -> None:
+    """What failed and what to do, where the person reads it: stderr, but stdout under a
+    configure (QoLA.cmake shows stderr live, and what it has not shown, in its FATAL_ERROR)."""
+    console.report(text, to_stdout=binary_dir() is not None)
 
 
 def reconfigure(*settings: str, env: str = "") -> str:
-    """The command that configures this build again with settings (`-DQOLA_FORCE=ON`), or
-    with an environment variable set (`QOLA_LOCK_TIMEOUT=1800`)."""
-    import shlex
-
-    words = [env] if env else []
-    words += ["cmake", *settings, shlex.quote(binary_dir() or "<build>")]
-    return " ".join(words)
-
-
-def qola_command(*args: str) -> str:
-    """A qola command line a person can paste: `qola ARGS`, or, when the `qola` on PATH is
-    not this one (a virtual environment that is not active), this interpreter's
-    `python -m qola ARGS`, with the PYTHONPATH that found this qola."""
-    import shlex
-    import shutil
-
-    words = [shlex.quote(arg) for arg in args]
-    found = shutil.which("qola")
-    package = Path(__file__).resolve().parent
-    source = str(package.parent)
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    from_path = any(_same(p, source) for p in paths)
-    if found and not from_path and _same(os.path.dirname(found), os.path.dirname(sys.executable)):
-        return " ".join(["qola", *words])
-    prefix = [f"PYTHONPATH={shlex.quote(source)}"] if from_path else []
-    return " ".join([*prefix, shlex.quote(sys.executable), "-m", "qola", *words])
-
-
-def rerun(*extra: str) -> str:
-    """This qola command line once more with extra options, as a person can paste it: the
-    overrides QoLA.cmake put in the environment in front, its --cmake-out left out."""
-    import shlex
-
-    args: list[str] = []
-    rest = iter(sys.argv[1:])
-    for arg in rest:
-        if arg == "--cmake-out":
-            next(rest, None)
-        elif not arg.startswith("--cmake-out="):
-            args.append(arg)
-    names: list[str] = []
-    if "--" in args:
-        at = args.index("--")
-        args, names = args[:at], args[at:]
-    overrides = [
-        f"{name}={shlex.quote(value)}"
-        for name, value in sorted(os.environ.items())
-        if name.startswith("QOLA_SOURCE_DIR_") and value
-    ]
-    return " ".join([*overrides, qola_command(*args, *extra, *names)])
-
-
-def _same(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
+    """The command that configures this build again with settings, or with an environment
+    variable set."""
+    return hints.reconfigure(binary_dir(), *settings, env=env)
 
 
 class Call(NamedTuple):  # not a dataclass: the no-op imports this module

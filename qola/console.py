@@ -70,12 +70,11 @@ def message(text: str) -> None:
         _board.show()
 
 
-def report(text: str) -> None:
-    """What failed and what to do: stderr, like any message; but under CMake stdout, because
-    QoLA.cmake shows stderr live and what it has not shown once, in its FATAL_ERROR."""
-    from qola import cmake_env
-
-    (result if cmake_env.binary_dir() else message)(text)
+def report(text: str, *, to_stdout: bool) -> None:
+    """What failed and what to do: stderr, like any message; but stdout when to_stdout (a
+    CMake configure runs qola: QoLA.cmake shows stderr live and what it has not shown once,
+    in its FATAL_ERROR)."""
+    (result if to_stdout else message)(text)
 
 
 def note(text: str) -> None:

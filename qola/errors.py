@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from qola.hints import Hint, word
+
 # The exit codes of every command, as --help (cli.EXIT_CODES) and README list them; a
 # SIGTERM ends a run with 143 (128 + the signal: shim.Terminated).
 EXIT_OK = 0
@@ -17,17 +19,19 @@ class QolaError(Exception):
 
     exit_code = EXIT_USAGE
 
-    def __init__(self, subject: str, problem: str, hint: str | None = None) -> None:
+    def __init__(self, subject: str, problem: str, hint: str | Hint | None = None) -> None:
         super().__init__(f"{subject}: {problem}")
         self.subject = subject
         self.problem = problem
         self.hint = hint
 
-    def render(self) -> str:
-        """The user-facing text of the error."""
+    def render(self, *, cmake_build: str | None) -> str:
+        """The user-facing text of the error; its hint in CMake's terms when cmake_build
+        (the build folder of the configure that runs qola) is given."""
         text = f"qola: {self.subject}: {self.problem}"
-        if self.hint:
-            text += f"\nhint: {self.hint}"
+        hint = word(self.hint, cmake_build)
+        if hint:
+            text += f"\nhint: {hint}"
         return text
 
 

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qola import cmake_env, configprobe, console, gitconfig, gitfiles, lfsconfig, store
+from qola import configprobe, console, gitconfig, gitfiles, hints, lfsconfig, store
 from qola.errors import GitError, UsageError
+from qola.gitpaths import explicit_git_dir
 from qola.process import LEAKED_VARIABLES as LEAKED_VARIABLES
 from qola.process import execute_raw as execute_raw
 from qola.repoconfig import Guard, UnsafeRepositoryError
@@ -90,7 +91,8 @@ class Output:
     stdout: str
     stderr: str
     timed_out: float | None = None  # the limit, when git was stopped for exceeding it
-    hint: str | None = None  # what a failure's cause calls for, known only where git ran
+    # What a failure's cause calls for, known only where git ran.
+    hint: str | hints.Hint | None = None
 
 
 @dataclass
@@ -301,15 +303,6 @@ def _updated_refs(args: list[str]) -> list[str]:
     return args[:1]
 
 
-def explicit_git_dir(cwd: Path) -> list[str]:
-    """`--git-dir=<cwd>` when cwd is a git dir itself (a bare repository, a submodule's
-    under modules/): git finds no repository there by itself when the user's config says
-    safe.bareRepository = explicit (git 2.38), and --git-dir is explicit."""
-    if os.path.lexists(cwd / ".git") or not (cwd / "HEAD").is_file():
-        return []
-    return [f"--git-dir={os.path.abspath(cwd)}"] if (cwd / "objects").is_dir() else []
-
-
 def is_repository(folder: Path) -> bool:
     """True when folder is the top of a work tree (has .git) or a bare repository."""
     return (folder / ".git").exists() or (
@@ -325,11 +318,11 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
             subject,
             f"`{shown}` did not finish within {out.timed_out:g} s and was stopped; "
             "the remote may be unreachable or hanging",
-            cmake_env.hint(
+            hints.either(
                 "check the URL and the network, or raise --fetch-timeout "
                 "(env QOLA_FETCH_TIMEOUT)",
-                "check the URL and the network, or allow more seconds: "
-                + cmake_env.reconfigure(env="QOLA_FETCH_TIMEOUT=1800"),
+                "check the URL and the network, or allow more seconds: ",
+                hints.configure(env="QOLA_FETCH_TIMEOUT=1800"),
             ),
         )
     lines = out.stderr.strip().splitlines() or ["(no output)"]
@@ -349,13 +342,14 @@ def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) 
         cause, hint = found[0]
         problem += f"\nthe cause: {cause}"
     elif _DUBIOUS in out.stderr and hint is None:
-        hint = cmake_env.hint(
+        hint = hints.either(
             "the repository belongs to another user; run qola with "
             "--safe-directory scoped (the default) or all",
             "the repository belongs to another user; let qola trust it for its own git "
-            f"commands: {cmake_env.reconfigure('-DQOLA_SAFE_DIRECTORY=SCOPED')} (the default; "
-            "ALL trusts every folder); a SAFE_DIRECTORY argument of qola_checkout() wins "
-            "over that setting",
+            "commands: ",
+            hints.configure("-DQOLA_SAFE_DIRECTORY=SCOPED"),
+            " (the default; ALL trusts every folder); a SAFE_DIRECTORY argument of "
+            "qola_checkout() wins over that setting",
         )
     return GitError(subject, problem, hint)
 

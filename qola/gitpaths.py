@@ -76,3 +76,12 @@ def signature(paths: Iterable[str]) -> tuple[object, ...]:
         found.append((info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_dev,
                       info.st_ino, info.st_mode))  # fmt: skip
     return tuple(found)
+
+
+def explicit_git_dir(cwd: Path) -> list[str]:
+    """`--git-dir=<cwd>` when cwd is a git dir itself (a bare repository, a submodule's
+    under modules/): git finds no repository there by itself when the user's config says
+    safe.bareRepository = explicit (git 2.38), and --git-dir is explicit."""
+    if os.path.lexists(cwd / ".git") or not (cwd / "HEAD").is_file():
+        return []
+    return [f"--git-dir={os.path.abspath(cwd)}"] if (cwd / "objects").is_dir() else []

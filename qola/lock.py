@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from qola import cmake_env, gitfiles, store
+from qola import gitfiles, hints, store
 from qola.errors import GitError
 
 # Generous: another build folder may be cloning a large dependency right now,
@@ -174,10 +174,10 @@ def _acquire(
         str(root),
         f"could not take the lock {path} within {timeout:g} s: "
         + (f"it is held by {holder.describe()}" if holder else "its holder is unknown"),
-        cmake_env.hint(
+        hints.either(
             "wait for that run to finish, or raise --lock-timeout (env QOLA_LOCK_TIMEOUT)",
-            "wait for that run to finish and configure again, or wait longer: "
-            + cmake_env.reconfigure(env="QOLA_LOCK_TIMEOUT=1800"),
+            "wait for that run to finish and configure again, or wait longer: ",
+            hints.configure(env="QOLA_LOCK_TIMEOUT=1800"),
         ),
     )
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qola import cmake_env, fslimits, gitconfig, gitfiles, names, stamp
+from qola import fslimits, gitconfig, gitfiles, hints, names, stamp
 from qola.errors import ManifestError
+from qola.hints import Hint
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,9 +50,11 @@ _OFF_LIMITS = "git's own folders are off limits"
 _SIMPLER = "a manifest is a short TOML file; check that this is the file you meant"
 
 
-def _pass_root(command_line: str = "pass --root (or QOLA_ROOT) on the command line") -> str:
-    """How to point qola at another root, in the terms of whoever runs it."""
-    return cmake_env.hint(command_line, "give qola_checkout() ROOT <folder>")
+def _pass_root(
+    before: str = "", command_line: str = "pass --root (or QOLA_ROOT) on the command line"
+) -> Hint:
+    """How to point qola at another root, in the terms of whoever runs it, after `before`."""
+    return hints.either(before + command_line, before + "give qola_checkout() ROOT <folder>")
 
 
 @dataclass(frozen=True)
@@ -230,7 +233,7 @@ class _Loader:
             self._lines = _Lines(self.text)
         return self._lines.find(where)
 
-    def fail(self, where: str, problem: str, hint: str | None = None) -> ManifestError:
+    def fail(self, where: str, problem: str, hint: str | Hint | None = None) -> ManifestError:
         return ManifestError(self.at(where), f"{where}: {problem}", hint)
 
     def at(self, where: str) -> str:
@@ -308,7 +311,7 @@ class _Loader:
                 raise ManifestError(
                     str(root),
                     "the root folder does not exist",
-                    cmake_env.hint("check --root (or QOLA_ROOT)", "check qola_checkout()'s ROOT"),
+                    hints.either("check --root (or QOLA_ROOT)", "check qola_checkout()'s ROOT"),
                 )
             inside = self._git_dir_on(os.path.realpath(root))
             if inside is not None:
@@ -329,7 +332,7 @@ class _Loader:
             raise ManifestError(
                 str(self.path),
                 f"its folder lies inside the git dir {inside}",
-                "keep the manifest in a work tree, or " + _pass_root("pass --root"),
+                _pass_root("keep the manifest in a work tree, or ", "pass --root"),
             )
         return root
 
@@ -342,7 +345,7 @@ class _Loader:
         here = self.path.parent
         top = repository_top(here)
         plain = f"write a folder relative to the manifest's, {here}, inside {top}"
-        parts = self._relative(where, value, plain, f"{plain}; or {_pass_root('pass --root')}")
+        parts = self._relative(where, value, plain, _pass_root(f"{plain}; or ", "pass --root"))
         self._outside_git(where, value, parts)
         root = Path(os.path.normpath(here / value))
         too_long = fslimits.problem(root, parts, here)
@@ -352,8 +355,10 @@ class _Loader:
             raise self.fail(
                 where,
                 f"{value!r} leaves {top}, the repository holding the manifest",
-                "a manifest may only point inside its own repository; to use another "
-                f"folder, {_pass_root()}",
+                _pass_root(
+                    "a manifest may only point inside its own repository; to use another "
+                    "folder, "
+                ),
             )
         if not root.is_dir():
             raise self.fail(
@@ -368,8 +373,10 @@ class _Loader:
             raise self.fail(
                 where,
                 f"{value!r} leaves {top} through a symlink (to {real})",
-                "a manifest may only point inside its own repository; to use another "
-                f"folder, {_pass_root()}",
+                _pass_root(
+                    "a manifest may only point inside its own repository; to use another "
+                    "folder, "
+                ),
             )
         inside = self._git_dir_on(real)
         if inside is not None:
@@ -596,7 +603,9 @@ class _Loader:
             problem = f"{value!r} is a branch or tag name, not a commit SHA"
         raise self.fail(where, problem, f"qola bump {name} --to {value.strip() or 'REF'}")
 
-    def _relative(self, where: str, value: str, plain: str, absolute: str) -> tuple[str, ...]:
+    def _relative(
+        self, where: str, value: str, plain: str, absolute: str | Hint
+    ) -> tuple[str, ...]:
         """The parts of a relative POSIX path (a dependency's or the root's), or exit 2."""
         if _CONTROL.search(value):
             raise self.fail(where, f"{value!r} contains control characters", plain)

@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING
 
 from qola import (
     cache,
-    cmake_env,
     complete,
     console,
     fetching,
     gitconfig,
     gitfiles,
+    hints,
     modules,
     safetext,
     store,
@@ -70,7 +70,7 @@ class Context:
     prefetched: dict[str, QolaError | None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    hints: list[str] = field(default_factory=list)
+    hints: list[str | hints.Hint] = field(default_factory=list)
     brought: int = 0  # nested submodules checked out at their gitlinks (update)
     force: bool = False  # save what is in a checkout's way (--force) instead of refusing
     # What the failures were: a checkout git left unfinished keeps the move's record (the
@@ -94,7 +94,7 @@ def update(ctx: Context, tree: Path, commit: str, url: str) -> None:
             ctx.subject,
             f"{ctx.dep_path} is at its pin, but not every nested submodule could be "
             f"checked out{more}:\n" + "\n".join(ctx.failures),
-            "; ".join([*_unique(ctx.hints), kept]),
+            hints.join("; ", [*_unique(ctx.hints), kept]),
         )
 
 
@@ -373,10 +373,10 @@ def _fetch_into(
         raise GitError(
             ctx.subject,
             "the commit is not present locally and --offline forbids fetching it",
-            cmake_env.hint(
+            hints.either(
                 "run once without --offline",
-                "configure once with the network: "
-                + cmake_env.reconfigure("-DQOLA_OFFLINE=OFF"),
+                "configure once with the network: ",
+                hints.configure("-DQOLA_OFFLINE=OFF"),
             ),
         )
     # The path, URL and gitlink head the message (update()): no label of its own.
@@ -462,11 +462,11 @@ def _urls(
     return found
 
 
-def _fail(ctx: Context, line: str, hint: str | None) -> None:
+def _fail(ctx: Context, line: str, hint: str | hints.Hint | None) -> None:
     ctx.failures.append(line)
     if hint:
         ctx.hints.append(hint)
 
 
-def _unique(items: list[str]) -> list[str]:
+def _unique(items: list[str | hints.Hint]) -> list[str | hints.Hint]:
     return list(dict.fromkeys(items))

@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from qola import cmake_env, gitfiles, gitindex
+from qola import gitfiles, gitindex, hints
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -53,7 +53,7 @@ def warnings(
 
 
 def _text(manifest: Manifest, dep: Dep, link: str | None) -> str:
-    agree = cmake_env.qola_command("bump", dep.name, "--to", dep.commit, "-m", str(manifest.path))
+    agree = hints.qola_command("bump", dep.name, "--to", dep.commit, "-m", str(manifest.path))
     if link is None:
         found = f"the root's index holds {dep.path} in conflict"
     else:

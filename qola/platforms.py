@@ -34,5 +34,5 @@ def require_supported(platform: str = sys.platform) -> None:
     """Exit 2 with the error on a platform qola cannot run on; return otherwise."""
     error = unsupported(platform)
     if error is not None:
-        print(error.render(), file=sys.stderr)
+        print(error.render(cmake_build=None), file=sys.stderr)  # no hint of it words CMake
         sys.exit(error.exit_code)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from qola import cmake_env, gitfiles, recovery, safetext, store, ways
+from qola import gitfiles, hints, recovery, safetext, store, ways
 from qola.errors import RefusedError
 from qola.git import Runner, check_writable
 from qola.manifest import Dep
@@ -52,15 +52,16 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
         where, label = safetext.shell_word(str(tree)), safetext.line(label)
         lines.append(f"  git -C {where} branch keep-{sha[:7]} {sha}  # the commits in {label}")
     backups = store.backup_prefix(dep.name)
-    if cmake_env.binary_dir() is None:
-        hint = f"then run qola again; or run it with --force to save all of it under {backups} "
-        hint += "and go on"
-    else:
-        hint = (
-            f"then configure again; or let qola save all of it under {backups} and go on, "
-            f"once:\n    {cmake_env.rerun('--force')}\nor on every configure: "
-            f"{cmake_env.reconfigure('-DQOLA_FORCE=ON')} (it stays in the cache until set OFF)"
-        )
+    hint = hints.either(
+        f"then run qola again; or run it with --force to save all of it under {backups} "
+        "and go on",
+        f"then configure again; or let qola save all of it under {backups} and go on, "
+        "once:\n    ",
+        hints.rerun("--force"),
+        "\nor on every configure: ",
+        hints.configure("-DQOLA_FORCE=ON"),
+        " (it stays in the cache until set OFF)",
+    )
     return RefusedError(dep.name, "\n".join(lines), hint)
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from qola import safetext
+from qola import cmake_env, safetext
 from qola.observe import SubmoduleState
 from qola.plural import count
 from qola.verify import OVERRIDDEN, DepReport, Problem, Report
@@ -295,7 +295,7 @@ def checkout_json(manifest: Manifest, deps: Sequence[Dep], result: Result) -> st
             "seconds": round(seconds, 3) if seconds is not None else 0.0,
             "bytes_fetched": received if received else None,
             "error": None if error is None else {"exit_code": error.exit_code,
-                                                 "message": error.render()},
+                                                 "message": cmake_env.render(error)},
         })  # fmt: skip
     ok = not result.failures
     body = {"ok": ok, "exit_code": result.exit_code, "deps": entries}

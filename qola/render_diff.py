@@ -6,8 +6,8 @@ import html
 import time
 from typing import TYPE_CHECKING, Any
 
+from qola import cmake_env, safetext
 from qola import markdown as md
-from qola import safetext
 from qola.changes import ADDED, MOVED, REMOVED, REPOINTED
 from qola.plural import count
 
@@ -225,7 +225,7 @@ def _change_json(change: Change) -> dict[str, Any]:
         "old_path": change.before.path if change.before else None,
         "old_url": change.before.url if change.before else None,
         "stat": None,
-        "error": change.error.render() if change.error else None,
+        "error": cmake_env.render(change.error) if change.error else None,
     }
     if found is not None and found.stat is not None:
         stat = found.stat

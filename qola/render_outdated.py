@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qola import safetext
+from qola import cmake_env, safetext
 from qola.plural import verb
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def _lag_json(item: Lag, limit: Limit | None, now: float) -> dict[str, Any]:
         "behind_days": item.days_behind(now),
         "on_track": item.on_track,
         "over_limit": item.exceeds(limit, now),
-        "error": item.error.render() if item.error else None,
+        "error": cmake_env.render(item.error) if item.error else None,
     }
 
 

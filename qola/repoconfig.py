@@ -33,7 +33,7 @@ from pathlib import Path
 
 from qola import configprobe, fetchtarget, gitconfig, gitfiles, gitindex, overrides
 from qola.gitconfig import Entry
-from qola.gitpaths import signature
+from qola.gitpaths import explicit_git_dir, signature
 from qola.overrides import Role, UnsafeConfigError, UnsafeRepositoryError
 
 __all__ = ["Guard", "UnsafeConfigError", "UnsafeRepositoryError", "environment_pairs",
@@ -330,7 +330,7 @@ class _Visit:
             gitdir, worktree = self._where[inode]
             common = str(gitfiles.common_dir(Path(gitdir)))
             if worktree is not None:
-                explicit = _explicit_git_dir(worktree)
+                explicit = explicit_git_dir(Path(worktree))
                 repos.append(_Repo(gitdir, worktree, tuple(explicit), common))
             else:
                 repos.append(_Repo(gitdir, gitdir, (f"--git-dir={os.path.abspath(gitdir)}",),
@@ -431,12 +431,6 @@ class _Visit:
                 dirs[:] = [name for name in dirs if name != ".git"]
             self.watched.append(folder)
         return repositories
-
-
-def _explicit_git_dir(cwd: str) -> list[str]:
-    from qola.git import explicit_git_dir
-
-    return explicit_git_dir(Path(cwd))
 
 
 def environment_pairs(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:

@@ -97,7 +97,7 @@ def test_names_that_become_the_same_cmake_variable_are_rejected(tmp_path: Path) 
     with pytest.raises(ManifestError) as info:
         write_results(tmp_path / "results.cmake", deps)
 
-    assert info.value.render() == (
+    assert info.value.render(cmake_build=None) == (
         "qola: cmake: dependencies 'foo-bar' and 'foo_bar' both become QOLA_FOO_BAR_* in CMake\n"
         "hint: rename one of them"
     )

@@ -19,7 +19,7 @@ NEW = "9f1e2aa67f8c26740d2ff3b29471ccba68637198"
 def _refusal(text: str, key: str, sha: str = NEW) -> str:
     with pytest.raises(ManifestError) as caught:
         set_pin(text, key, sha, source="qola.toml")
-    return caught.value.render()
+    return caught.value.render(cmake_build=None)
 
 
 def test_set_pin_keeps_comment_on_pin_line() -> None:
@@ -287,7 +287,7 @@ def test_write_atomically_refuses_when_file_changed(manifest: Path) -> None:
     manifest.write_bytes(changed)
     with pytest.raises(ManifestError) as caught:
         write_atomically(manifest, old.decode().replace(OLD, NEW), old)
-    assert caught.value.render() == (
+    assert caught.value.render(cmake_build=None) == (
         f"qola: {manifest}: changed on disk since qola read it; nothing was written\n"
         "hint: re-run the command"
     )
@@ -305,7 +305,7 @@ def test_write_atomically_failure_leaves_file_and_folder_as_they_were(
     old = manifest.read_bytes()
     with pytest.raises(ManifestError) as caught:
         write_atomically(manifest, old.decode().replace(OLD, NEW), old)
-    assert caught.value.render() == (
+    assert caught.value.render(cmake_build=None) == (
         f"qola: {manifest}: cannot write the manifest: No space left on device"
     )
     assert manifest.read_bytes() == old

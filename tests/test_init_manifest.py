@@ -63,7 +63,7 @@ def test_render_init_output_loads(tmp_path: Path) -> None:
 def test_render_init_refuses_two_submodules_with_one_name() -> None:
     with pytest.raises(ManifestError) as caught:
         render_init([SUBMODULES[0], ("aiter", "third_party/aiter", None, AITER)])
-    assert caught.value.render() == (
+    assert caught.value.render(cmake_build=None) == (
         "qola: third_party/aiter: dependency name 'aiter' is also used for '3rdparty/aiter'\n"
         "hint: give one of them another name"
     )
@@ -73,7 +73,7 @@ def test_render_init_refuses_name_the_loader_rejects() -> None:
     # .gitmodules names are often paths; the caller must pick a name the loader accepts.
     with pytest.raises(ManifestError) as caught:
         render_init([("3rdparty/aiter", "3rdparty/aiter", None, AITER)])
-    assert caught.value.render() == (
+    assert caught.value.render(cmake_build=None) == (
         "qola: 3rdparty/aiter: '3rdparty/aiter' is not a usable dependency name\n"
         "hint: use letters, digits, '_' and '-', starting with a letter or digit"
     )

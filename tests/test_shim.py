@@ -113,7 +113,7 @@ def test_check_mode_accepts_cmake_spelling_and_rejects_unknown() -> None:
     assert check_mode("SCOPED") == "scoped"
     with pytest.raises(UsageError) as info:
         check_mode("some")
-    assert info.value.render() == (
+    assert info.value.render(cmake_build=None) == (
         "qola: --safe-directory: unknown mode 'some'\nhint: use one of scoped, all, off"
     )
 

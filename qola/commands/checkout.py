@@ -49,11 +49,11 @@ def checkout(
             console.result(f"{dep.name} {dep.path} {dep.commit[:12]} {shown}")
         for dep in sess.deps:  # in manifest order, however --jobs finished them
             if dep.name in result.failures:
-                console.report(result.failures[dep.name].render())
+                cmake_env.report(cmake_env.render(result.failures[dep.name]))
         if result.failures:
             failed = ", ".join(result.failures)
             total = count(len(sess.deps), "dependency", "dependencies")
-            console.report(
+            cmake_env.report(
                 console.paint(f"qola: {len(result.failures)} of {total} failed: {failed}",
                               "red", console.stderr())
             )  # fmt: skip

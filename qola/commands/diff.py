@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qola import console, render_diff
+from qola import cmake_env, console, render_diff
 from qola.errors import EXIT_GIT
 from qola.session import Common, finite, session
 
@@ -28,5 +28,5 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> int:
         failed = [change for change in found.changes if change.error is not None]
         for change in failed:
             assert change.error is not None
-            console.message(change.error.render())
+            console.message(cmake_env.render(change.error))
         return EXIT_GIT if failed else 0

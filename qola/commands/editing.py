@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from qola import batch, console, moves, pending
+from qola import batch, cmake_env, console, moves, pending
 from qola.checkout import checkout as run_checkout
 from qola.errors import QolaError
 from qola.lock import DEFAULT_TIMEOUT, root_lock
@@ -170,7 +170,7 @@ def _move(
     steps, refused = batch.prepare(sess.runner, sess.manifest, moving, options)
     if refused:
         for error in refused:
-            console.message(error.render())
+            console.message(cmake_env.render(error))
         console.message("qola: bump --all: nothing was changed")
         return refused[0].exit_code
     result, restored = batch.move_all(sess.runner, sess.manifest, steps, options, sess.note,
@@ -201,7 +201,7 @@ def stage(sess: Session, pins: dict[Dep, str], linked: list[Dep]) -> None:
 def report_failures(result: Result, after: str = "") -> int:
     """Print a checkout's failures; return its exit code."""
     for error in result.failures.values():
-        console.message(error.render())
+        console.message(cmake_env.render(error))
     if after:
         console.message(f"qola: the checkout failed; {after}nothing was committed")
     return result.exit_code
@@ -210,10 +210,10 @@ def report_failures(result: Result, after: str = "") -> int:
 def _report_rollback(sess: Session, result: Result, restored: Result) -> int:
     """A move failed: say so, and whether every dependency is back where it was."""
     for error in result.failures.values():
-        console.message(error.render())
+        console.message(cmake_env.render(error))
     if restored.failures:
         for error in restored.failures.values():
-            console.message(error.render())
+            console.message(cmake_env.render(error))
         stuck = ", ".join(restored.failures)
         console.message(
             f"qola: bump --all failed and could not put back {stuck} (above); "

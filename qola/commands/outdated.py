@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from qola import console, render_outdated
+from qola import cmake_env, console, render_outdated
 from qola.errors import EXIT_GIT, EXIT_MISMATCH
 from qola.plural import count, verb
 from qola.session import Common, finite, session
@@ -33,7 +33,7 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
             console.result(render_outdated.as_text(lags, now, common.verbose), end="")
         for item in failed:
             assert item.error is not None
-            console.message(item.error.render())
+            console.message(cmake_env.render(item.error))
         if over and limit is not None:
             names = ", ".join(item.dep.name for item in over)
             total = count(len(lags), "dependency", "dependencies")
