@@ -191,7 +191,9 @@ def test_function_level_imports_of_qola_give_a_reason_or_are_known():
 
 # The modules that may know a CMake configure runs qola: the commands, their output, and
 # the entry points. Below them an error carries both wordings of its hint (qola.hints).
-CMAKE_AWARE = {"cli", "render", "render_diff", "render_outdated", "cmake_out", "noop", "session"}
+CMAKE_AWARE = {
+    "cli", "render", "render_diff", "render_outdated", "cmake_out", "cmake_calls", "noop", "session"
+}
 
 
 def test_only_the_edge_imports_cmake_env():

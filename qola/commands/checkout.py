@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qola import cmake_env, console
+from qola import cmake_calls, cmake_env, console
 from qola.plural import count
 from qola.session import Common, finite, session, write_cmake
 
@@ -26,7 +26,7 @@ def checkout(
     from qola.plan import Options
 
     with session(common, offline=offline) as sess:
-        cmake_env.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
+        cmake_calls.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
         _warn_if_an_edit_is_left_over(sess.manifest.root)
         sess.runner.timeout = finite(fetch_timeout)
         options = Options(offline, force, jobs, cache.absolute() if cache else None)
