@@ -387,14 +387,15 @@ def verify(
     cmake_out: Path | None,
 ) -> None:
     """Check, read-only, that the tree matches the manifest (offline unless --remote)."""
-    from qola.commands.verify import verify as command
+    from qola.commands import verify as verifying
 
     if manifest_only and (strict or cmake_out is not None):
         other = "--strict" if strict else "--cmake-out"
         raise click.UsageError(f"{other} needs a checkout; it cannot go with --manifest-only")
     if staged and not manifest_only:
         raise click.UsageError("--staged checks the index: it goes with --manifest-only")
-    sys.exit(command(common, fmt, strict, remote, manifest_only, staged, cmake_out))
+    options = verifying.VerifyOptions(fmt, strict, remote, manifest_only, staged, cmake_out)
+    sys.exit(verifying.verify(common, options))
 
 
 @cli.command(epilog=EXIT_CODES)

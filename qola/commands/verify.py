@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from qola import console
 from qola.session import Common, session, write_cmake
@@ -16,16 +16,19 @@ if TYPE_CHECKING:
 FORMATS = ("text", "json", "junit", "github")
 
 
-def verify(
-    common: Common,
-    fmt: str,
-    strict: bool,
-    remote: bool,
-    manifest_only: bool,
-    staged: bool,
-    cmake_out: Path | None,
-) -> int:
-    """Verify, print the report in fmt, and return 0 (match) or 1 (mismatch).
+class VerifyOptions(NamedTuple):  # not a dataclass: dataclasses cost imports
+    """How `verify` checks and reports: its options, from click."""
+
+    fmt: str = "text"  # --format
+    strict: bool = False
+    remote: bool = False
+    manifest_only: bool = False
+    staged: bool = False  # with manifest_only: read the manifest and gitlinks from the index
+    cmake_out: Path | None = None
+
+
+def verify(common: Common, opts: VerifyOptions) -> int:
+    """Verify, print the report in opts.fmt, and return 0 (match) or 1 (mismatch).
 
     With manifest_only and staged (or when pre-commit runs it), the manifest and the
     gitlinks are read from the index: what the next commit records.
@@ -34,14 +37,15 @@ def verify(
     from qola import render as formats
     from qola.verify import verify as run_verify
 
+    fmt, manifest_only = opts.fmt, opts.manifest_only
     started = time.monotonic()
-    index = pincheck.staged_mode(staged, os.environ) if manifest_only else None
+    index = pincheck.staged_mode(opts.staged, os.environ) if manifest_only else None
     with session(common, resolve_pins=not manifest_only, staged=index, offline=True) as sess:
         if manifest_only:
             report = pincheck.check(sess.manifest, sess.deps, sess.runner, index)
         else:
-            report = run_verify(sess.manifest, sess.deps, sess.runner, strict)
-        if remote:
+            report = run_verify(sess.manifest, sess.deps, sess.runner, opts.strict)
+        if opts.remote:
             from qola import remote as upstream
 
             report = upstream.add_problems(report, sess.runner)
@@ -57,8 +61,8 @@ def verify(
                 name = _repository_path(report.manifest.path)
                 with open(summary_file, "a", encoding="utf-8") as out:
                     out.write(formats.job_summary(report, name))
-        if cmake_out is not None:
-            write_cmake(cmake_out, sess)
+        if opts.cmake_out is not None:
+            write_cmake(opts.cmake_out, sess)
         return 0 if report.ok else 1
 
 
