@@ -21,7 +21,9 @@ PROBE = """
 import atexit, runpy, sys
 def report():
     # (qola.git, the runner, too: the no-op's look reads files and runs no git)
-    heavy = ("click", "git", "qola.git", "qola.apply", "qola.shim", "qola.manifest")
+    heavy = (
+        "click", "git", "qola.git", "qola.apply", "qola.shim", "qola.manifest",
+    )
     loaded = [m for m in heavy if m in sys.modules]
     sys.stderr.write("loaded: " + ",".join(loaded) + "\\n")
 atexit.register(report)
