@@ -40,6 +40,7 @@ from qola.plural import count
 from qola.protect import back_up
 from qola.protect import refusal as refusal  # batch.py and others import it from here
 from qola.queries import has_checkout
+from qola.refs import keep_pin
 
 # Creating a clone's parent folders and removing them after a failed clone take turns
 # (--jobs threads): a failed clone never removes the folder another clone is starting in.
@@ -119,7 +120,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         complete.checkout(runner, state.worktree, target, dep.name, dep.path, *complete.PARALLEL,
                           "checkout", "-q", *forced, "--detach", target, progress=True)  # fmt: skip
         # Only now: a failed checkout must not make the old pin look like unsaved work.
-        nested.remember(runner, state.worktree, target, dep.name)
+        keep_pin(runner, state.worktree, target, dep.name)
         # The line it ends names the pin already (`lib 3rdparty/lib d32b0cb62ecc ...`).
         series = state.series.get("")
         patched = f" + {count(len(series.patches), 'patch', 'patches')}" if series else ""
@@ -248,7 +249,7 @@ def _patch_nested(
             _clear_ways(runner, dep, [way] if way else [], options, outcome)
             complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{one.repo}",
                               "checkout", "-q", "--detach", target)  # fmt: skip
-        nested.remember(runner, tree, target, dep.name)
+        keep_pin(runner, tree, target, dep.name)
 
 
 def _not_a_submodule(dep: Dep, repo: str) -> UsageError:
@@ -342,7 +343,7 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         finally:
             if ahead is not None:
                 ahead.join()
-        nested.remember(runner, temp, head, dep.name)
+        keep_pin(runner, temp, head, dep.name)
         if dep.submodules:
             _check_nested_folders(runner, temp, dep, plan.state.series, head)
         if gitdir is not None:

@@ -40,20 +40,22 @@ from qola import (
     fetching,
     gitconfig,
     gitfiles,
+    halfmade,
     modules,
     safetext,
     store,
 )
+from qola import ways as found_ways  # nested.ways() is this module's own
 from qola.complete import IncompleteError, listed
 from qola.errors import GitError, QolaError, RefusedError
 from qola.manifest import relative_url
 from qola.observe import Gitlink, gitlinks, half_made_changes
 from qola.queries import has_checkout, head_sha
-from qola.store import pin_ref
+from qola.refs import keep_pin
+from qola.ways import Way
 
 if TYPE_CHECKING:
     from qola.git import Runner
-    from qola.ways import Way
 
 
 @dataclass
@@ -103,8 +105,6 @@ def ways(ctx: Context, tree: Path, commit: str, url: str, prefix: str = "") -> l
     makes below tree (qola/ways.py), in repositories that are there already: asked before
     anything moves, each gitlink's commit fetched first when missing (a fetch that fails
     is left to update(), which reports it)."""
-    from qola import ways as found_ways
-
     gitdir = gitfiles.git_dir(tree)
     links = gitlinks(ctx.runner, tree, gitdir, commit, False) if gitdir is not None else None
     found: list[Way] = []
@@ -138,8 +138,6 @@ def ways(ctx: Context, tree: Path, commit: str, url: str, prefix: str = "") -> l
 def _clear_way(ctx: Context, sub_tree: Path, link: Gitlink, path: str) -> None:
     """At the nested checkout itself: its ignored files in the way, refused (exit 4) or,
     with --force, kept and cleared (what ways() saw before, or one it could not see)."""
-    from qola import ways as found_ways
-
     way = found_ways.of(ctx.runner, sub_tree, link.sha, ctx.subject, f"{ctx.dep_path}/{path}",
                         path)  # fmt: skip
     if way is None:
@@ -154,11 +152,6 @@ def _clear_way(ctx: Context, sub_tree: Path, link: Gitlink, path: str) -> None:
             "--force to save them under refs/qola/backup/ and go on",
         )
     ctx.notes.extend(found_ways.keep_and_clear(ctx.runner, [way], ctx.subject))
-
-
-def remember(runner: Runner, tree: Path, sha: str, subject: str) -> None:
-    """Keep a commit qola checked out under refs/qola/pins/ (from gc, and from local work)."""
-    runner.run(tree, "update-ref", "--no-deref", pin_ref(sha), sha, subject=subject)
 
 
 def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> None:
@@ -243,7 +236,7 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
         # and refuses to write over a file in a repository with no commit yet.
         complete.checkout(runner, sub_tree, link.sha, ctx.subject, f"{ctx.dep_path}/{path}",
                           "checkout", "-q", "--detach", link.sha)  # fmt: skip
-    remember(runner, sub_tree, link.sha, ctx.subject)
+    keep_pin(runner, sub_tree, link.sha, ctx.subject)
 
 
 def _nothing_of_anyones(ctx: Context, sub_tree: Path, path: str, half_made: bool) -> bool:
@@ -252,8 +245,6 @@ def _nothing_of_anyones(ctx: Context, sub_tree: Path, path: str, half_made: bool
     nothing in it differs from HEAD but missing files. A half-made one that holds more
     refuses (what observe_local_work saw is checked again here, for one it did not see:
     below a parent that has just moved)."""
-    from qola import halfmade  # the moving path only
-
     if halfmade.holds_only_git(sub_tree):
         return True
     if not half_made:
@@ -307,7 +298,7 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
     sub_tree.mkdir(parents=True, exist_ok=True)
     modules.connect(runner, sub_tree, gitdir, ctx.subject)
     _force_checkout(ctx, sub_tree, link.sha, path)
-    remember(runner, sub_tree, link.sha, ctx.subject)
+    keep_pin(runner, sub_tree, link.sha, ctx.subject)
 
 
 def _force_checkout(ctx: Context, sub_tree: Path, sha: str, path: str) -> None:

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitfiles, leftovers, safetext, store
+from qola import gitfiles, halfmade, leftovers, safetext, store
 from qola.complete import SHOWN, listed
+from qola.errors import RefusedError
+from qola.refs import save
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -46,8 +48,6 @@ def of(runner: Runner, tree: Path, target: str, subject: str, label: str, nested
     """The ignored files in the way of a checkout of target in tree (None: none). A
     repository with no index (a first checkout never finished) is compared through an
     index made from HEAD, as its forced checkout would see it."""
-    from qola import halfmade
-
     gitdir = gitfiles.git_dir(tree)
     if gitdir is None:
         return None
@@ -106,9 +106,6 @@ def keep_and_clear(runner: Runner, ways: list[Way], subject: str) -> list[str]:
 
     A repository in the way cannot be kept in a commit: that stops the move (exit 4)
     before anything is kept or cleared."""
-    from qola.errors import RefusedError
-    from qola.recovery import save
-
     for way in ways:
         if way.repositories:
             raise RefusedError(
