@@ -319,33 +319,8 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         temp.mkdir()
     try:
         fresh = _make_repository(runner, temp, gitdir, reuse, dep, outcome)
-        if present:
-            outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
-        elif mirror is not None and not has_checkout(runner, temp, dep.commit):
-            cache.borrow(gitfiles.common_dir(_git_dir(temp)), mirror)
-            outcome.notes.append(f"borrowed the objects of {mirror}")
-        elif not has_checkout(runner, temp, dep.commit):
-            shallow = fresh or gitfiles.is_shallow(_git_dir(temp))
-            outcome.notes.append(_fetch(runner, temp, dep, shallow))
-            outcome.did.append("fetched")
-        head = dep.commit
-        if "" in plan.state.series:
-            head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
-        # The nested submodules' commits are fetched while the files are written.
-        ctx = _nested_context(runner, dep, options)
-        ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None
-        try:
-            # -f: temp is qola's own folder, and a reused repository's last checkout (its
-            # index, removed) says nothing about it.
-            console.step("checking out", head[:12])
-            complete.checkout(runner, temp, head, dep.name, dep.path, *complete.PARALLEL,
-                              "checkout", "-q", "-f", "--detach", head, progress=True)  # fmt: skip
-        finally:
-            if ahead is not None:
-                ahead.join()
-        keep_pin(runner, temp, head, dep.name)
-        if dep.submodules:
-            _check_nested_folders(runner, temp, dep, plan.state.series, head)
+        _bring_pin(runner, temp, dep, fresh, present, mirror, outcome)
+        head, ctx = _check_out_clone(runner, temp, plan, options, outcome)
         if gitdir is not None:
             modules.set_worktree(runner, gitdir, modules.worktree_value(target, gitdir), dep.name)
         if target.exists():
@@ -362,6 +337,56 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     if dep.submodules:
         _update_nested(runner, target, dep, head, outcome, ctx)
     _patch_nested(runner, target, dep, plan.state.series, options, outcome)
+
+
+def _bring_pin(
+    runner: Runner,
+    temp: Path,
+    dep: Dep,
+    fresh: bool,
+    present: bool,
+    mirror: Path | None,
+    outcome: Outcome,
+) -> None:
+    """Make the pin present in the clone being made: there already (a reused repository),
+    borrowed from the cache's mirror, or fetched (one commit deep into a new repository)."""
+    if present:
+        outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
+    elif mirror is not None and not has_checkout(runner, temp, dep.commit):
+        cache.borrow(gitfiles.common_dir(_git_dir(temp)), mirror)
+        outcome.notes.append(f"borrowed the objects of {mirror}")
+    elif not has_checkout(runner, temp, dep.commit):
+        shallow = fresh or gitfiles.is_shallow(_git_dir(temp))
+        outcome.notes.append(_fetch(runner, temp, dep, shallow))
+        outcome.did.append("fetched")
+
+
+def _check_out_clone(
+    runner: Runner, temp: Path, plan: Plan, options: Options, outcome: Outcome
+) -> tuple[str, nested.Context]:
+    """Check the pin (its patches applied) out in the clone being made, the nested
+    submodules' commits fetched meanwhile; the commit checked out, and the nested
+    submodules' context."""
+    dep = plan.state.dep
+    head = dep.commit
+    if "" in plan.state.series:
+        head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
+    # The nested submodules' commits are fetched while the files are written.
+    ctx = _nested_context(runner, dep, options)
+    ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None
+    try:
+        # -f: temp is qola's own folder, and a reused repository's last checkout (its
+        # index, removed) says nothing about it.
+        console.step("checking out", head[:12])
+        complete.checkout(runner, temp, head, dep.name, dep.path, *complete.PARALLEL,
+                          "checkout", "-q", "-f", "--detach", head, progress=True)  # fmt: skip
+    finally:
+        if ahead is not None:
+            ahead.join()
+    keep_pin(runner, temp, head, dep.name)
+    if dep.submodules:
+        _check_nested_folders(runner, temp, dep, plan.state.series, head)
+    return head, ctx
 
 
 def _git_dir(worktree: Path) -> Path:
