@@ -1,26 +1,8 @@
 """Nested submodules, each brought to the gitlink its parent's commit records.
 
-The result is the layout `git submodule update --init --recursive` makes: each
-nested submodule initialised in its parent's config, its repository in the
-parent's git dir under `modules/<name>`, a `.git` file in its folder, HEAD
-detached at the gitlink; then the same below it. What differs is the download:
-qola fetches each gitlink by SHA at depth 1 (with the fallback of fetching.py),
-where `git submodule update` clones the whole history first (and with `--depth 1`
-the default branch's tip first, then the SHA: twice the bytes). With `--cache`,
-a new nested repository borrows the objects of a mirror of its URL.
-
-A nested submodule whose folder is empty is populated in place, in an order that
-a kill at any moment leaves repairable: its git dir (made whole, or reused when
-git or qola left a valid one), the `.git` file, the commit, then HEAD set to the
-gitlink with no index, then `checkout -f`, which writes the index last. A
-repository whose HEAD names a commit but which has no index is one whose first
-checkout never finished (this, or git's `clone --no-checkout`), or one whose
-index the user removed: it is checked out again with -f only when nothing in it
-differs from HEAD but missing files (qola/halfmade.py); otherwise what it holds
-is local work like any other.
-
-Failures are collected per nested submodule: the others (and the parent) keep
-what they fetched, and the error names each failed one with its URL and gitlink.
+The layout `git submodule update --init --recursive` makes, each gitlink fetched by SHA
+one commit deep; an empty folder is populated in an order a kill leaves repairable
+(docs/submodules.md, "Nested submodules brought to their gitlinks").
 """
 
 from __future__ import annotations

@@ -1,49 +1,9 @@
 """Finish what a killed run left half-done in a dependency, before anything else looks at it.
 
-A run that moves an existing dependency writes a record of the move
-(store.moving_marker: `<gitdir>/qola/moving`) before the first step that can
-leave git state behind: before `--force` saves and resets local work, before
-the fetch, the checkout, the nested submodules and their patches. It removes
-the record when the move is over, or when git reported an error (git checks
-before it writes, and the normal path copes with what a clean failure
-leaves). Both happen under the root's lock, so a later run holding that lock
-that finds the record knows the run that wrote it was killed mid-move
-(SIGKILL, SIGINT, SIGTERM, OOM, power loss).
-
-Such a run can leave git's own lock files (`index.lock`, `shallow.lock` ...),
-which make every later git command in the repository fail; a work tree
-half-way between two commits (git writes the files before the index and
-HEAD), in the dependency or in a nested submodule; and, killed before
-`--force` saved it, the user's own work. The record says where HEAD was and
-where the move takes it. So repair:
-
-1. removes git's lock files younger than the record (the dying git's);
-2. when HEAD is still where the move started, saves what differs from HEAD
-   (a stash commit), and HEAD itself when no ref holds it, in the dependency
-   and every nested repository, under refs/qola/backup/<name>/...-interrupted,
-   resets what it saved, then checks the pin out when it is present (never
-   with -f: a file at a path the pin adds, the dying checkout's or the user's,
-   is saved under refs/qola/backup/<name>/...-in-the-way unless it is the
-   pin's own, then removed, and git refuses to write over anything else);
-3. when HEAD is already where the move was going (git's checkout finished),
-   leaves the dependency's own files alone (what differs now is the user's,
-   which the normal path protects) and saves and resets only the nested
-   repositories, which git was still updating;
-   in both cases, once the dependency is at its commit, a file in a nested
-   repository at a path its new gitlink adds is saved and cleared as in 2
-   (a nested checkout killed half-way wrote some), so that the normal path's
-   own unforced checkout of it goes through;
-4. when HEAD is somewhere else (moved by hand since), touches nothing but the
-   lock files;
-5. records the commit it checked out as qola's (refs/qola/pins/<sha>); the
-   normal path then does the rest (a fetch, the nested submodules, the
-   patches).
-
-The record is written whole (a new file renamed into place), so qola can
-always read its own. One it cannot read is not qola's, and is no licence to
-delete anything: repair stops (exit 3) and says what it found.
-
-Clones need none of this: they happen in a temporary folder (apply.py).
+A move writes a record (`<gitdir>/qola/moving`) before its first step that can leave git
+state behind and removes it when it ends; a later run that finds one repairs the
+dependency from it. How, step by step: docs/checkout.md, "Finishing a move a killed run
+left".
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Ignored files in a move's way: local work like a modified file, refused or kept.
 
-A file at a path the commit a repository moves to tracks, which the index does not
-track and git's ignore rules cover (the dependency ignores `config.h`; the user keeps
-local settings there; the new pin starts tracking `config.h`), is one git's checkout
-writes over without asking; so is an ignored folder's content where the commit has a
-file, and an ignored file where it needs a folder (qola/leftovers.py finds them). To
-qola each is local work: a move stops with exit 4 and names them, having changed
-nothing; with `--force` they are kept first in a commit of their own under
-`refs/qola/backup/<name>/...-in-the-way`, the command that brings them back printed,
-and cleared so that git's own checkout (never forced over them) goes through. The same
-holds in every nested submodule a move checks out, and on every path that moves a
-repository: checkout, bump, the repair of a killed run, a patch series, the first
-checkout of a repository whose checkout never finished.
+A move stops with exit 4 naming them; with `--force` they are kept under
+`refs/qola/backup/<name>/...-in-the-way` and cleared (docs/checkout.md, "Files in a
+checkout's way").
 """
 
 from __future__ import annotations
