@@ -40,6 +40,7 @@ from qola.plural import count
 from qola.protect import back_up
 from qola.protect import refusal as refusal  # batch.py and others import it from here
 from qola.queries import has_checkout
+from qola.refs import keep_pin
 
 # Creating a clone's parent folders and removing them after a failed clone take turns
 # (--jobs threads): a failed clone never removes the folder another clone is starting in.
@@ -119,7 +120,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         complete.checkout(runner, state.worktree, target, dep.name, dep.path, *complete.PARALLEL,
                           "checkout", "-q", *forced, "--detach", target, progress=True)  # fmt: skip
         # Only now: a failed checkout must not make the old pin look like unsaved work.
-        nested.remember(runner, state.worktree, target, dep.name)
+        keep_pin(runner, state.worktree, target, dep.name)
         # The line it ends names the pin already (`lib 3rdparty/lib d32b0cb62ecc ...`).
         series = state.series.get("")
         patched = f" + {count(len(series.patches), 'patch', 'patches')}" if series else ""
@@ -248,7 +249,7 @@ def _patch_nested(
             _clear_ways(runner, dep, [way] if way else [], options, outcome)
             complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{one.repo}",
                               "checkout", "-q", "--detach", target)  # fmt: skip
-        nested.remember(runner, tree, target, dep.name)
+        keep_pin(runner, tree, target, dep.name)
 
 
 def _not_a_submodule(dep: Dep, repo: str) -> UsageError:
@@ -319,33 +320,8 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         temp.mkdir()
     try:
         fresh = _make_repository(runner, temp, gitdir, reuse, dep, outcome)
-        if present:
-            outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
-        elif mirror is not None and not has_checkout(runner, temp, dep.commit):
-            cache.borrow(gitfiles.common_dir(_git_dir(temp)), mirror)
-            outcome.notes.append(f"borrowed the objects of {mirror}")
-        elif not has_checkout(runner, temp, dep.commit):
-            shallow = fresh or gitfiles.is_shallow(_git_dir(temp))
-            outcome.notes.append(_fetch(runner, temp, dep, shallow))
-            outcome.did.append("fetched")
-        head = dep.commit
-        if "" in plan.state.series:
-            head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
-        # The nested submodules' commits are fetched while the files are written.
-        ctx = _nested_context(runner, dep, options)
-        ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None
-        try:
-            # -f: temp is qola's own folder, and a reused repository's last checkout (its
-            # index, removed) says nothing about it.
-            console.step("checking out", head[:12])
-            complete.checkout(runner, temp, head, dep.name, dep.path, *complete.PARALLEL,
-                              "checkout", "-q", "-f", "--detach", head, progress=True)  # fmt: skip
-        finally:
-            if ahead is not None:
-                ahead.join()
-        nested.remember(runner, temp, head, dep.name)
-        if dep.submodules:
-            _check_nested_folders(runner, temp, dep, plan.state.series, head)
+        _bring_pin(runner, temp, dep, fresh, present, mirror, outcome)
+        head, ctx = _check_out_clone(runner, temp, plan, options, outcome)
         if gitdir is not None:
             modules.set_worktree(runner, gitdir, modules.worktree_value(target, gitdir), dep.name)
         if target.exists():
@@ -362,6 +338,56 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     if dep.submodules:
         _update_nested(runner, target, dep, head, outcome, ctx)
     _patch_nested(runner, target, dep, plan.state.series, options, outcome)
+
+
+def _bring_pin(
+    runner: Runner,
+    temp: Path,
+    dep: Dep,
+    fresh: bool,
+    present: bool,
+    mirror: Path | None,
+    outcome: Outcome,
+) -> None:
+    """Make the pin present in the clone being made: there already (a reused repository),
+    borrowed from the cache's mirror, or fetched (one commit deep into a new repository)."""
+    if present:
+        outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
+    elif mirror is not None and not has_checkout(runner, temp, dep.commit):
+        cache.borrow(gitfiles.common_dir(_git_dir(temp)), mirror)
+        outcome.notes.append(f"borrowed the objects of {mirror}")
+    elif not has_checkout(runner, temp, dep.commit):
+        shallow = fresh or gitfiles.is_shallow(_git_dir(temp))
+        outcome.notes.append(_fetch(runner, temp, dep, shallow))
+        outcome.did.append("fetched")
+
+
+def _check_out_clone(
+    runner: Runner, temp: Path, plan: Plan, options: Options, outcome: Outcome
+) -> tuple[str, nested.Context]:
+    """Check the pin (its patches applied) out in the clone being made, the nested
+    submodules' commits fetched meanwhile; the commit checked out, and the nested
+    submodules' context."""
+    dep = plan.state.dep
+    head = dep.commit
+    if "" in plan.state.series:
+        head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
+    # The nested submodules' commits are fetched while the files are written.
+    ctx = _nested_context(runner, dep, options)
+    ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None
+    try:
+        # -f: temp is qola's own folder, and a reused repository's last checkout (its
+        # index, removed) says nothing about it.
+        console.step("checking out", head[:12])
+        complete.checkout(runner, temp, head, dep.name, dep.path, *complete.PARALLEL,
+                          "checkout", "-q", "-f", "--detach", head, progress=True)  # fmt: skip
+    finally:
+        if ahead is not None:
+            ahead.join()
+    keep_pin(runner, temp, head, dep.name)
+    if dep.submodules:
+        _check_nested_folders(runner, temp, dep, plan.state.series, head)
+    return head, ctx
 
 
 def _git_dir(worktree: Path) -> Path:

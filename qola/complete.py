@@ -1,26 +1,8 @@
 """A checkout proven whole: every tracked file of the commit there, as git wrote it.
 
-git 2.39's `checkout` of a commit whose objects are not all present (a fetch cut
-short by a kill, a dropped connection or a full disk, while git unpacked loose
-objects: the commit arrives first, its files after) exits 0: it moves HEAD and
-the index and leaves the files it could not read unwritten, printing one error
-each. A file it could not write (a full disk) is left short, and the exit is 0
-too. So qola never takes a commit for present on the strength of the commit
-object alone (queries.has_checkout), and after each checkout it makes checks
-that such a failure cannot pass (`check`):
-
-- git said nothing on stderr that starts with `error:` or `fatal:`;
-- git can read HEAD's tree, and the index is HEAD's tree (`diff-index --cached`);
-- no tracked file is missing from the work tree (`ls-files --deleted`).
-
-None of them reads a file's content, so no filter of the user's runs for them.
-
-A file that merely differs from the index is not taken for a failure there (a
-file written with other line endings, two paths that differ in case only on a
-file system that ignores case): git's own error lines are what say a write
-failed. A failed check is an IncompleteError: the move's record stays
-(recovery.py), so no fast path calls the tree up to date, and the next run
-fetches what is missing and finishes the checkout (`finish`).
+git 2.39's checkout of a commit whose objects are not all there exits 0 with files left
+unwritten; the checks that such a failure cannot pass, and what a failed one leads to:
+docs/checkout.md, "A checkout proven whole".
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """git's own listing of a config, for the decisions that need exactly what git reads.
 
-What git would run in a repository is decided from git's parse of that repository's
-config, never from a second parser: `git config --list -z --show-scope --show-origin
---includes`, run where the git of the command will run (`-C <folder>`, and `--git-dir`
-for a git dir of its own), with nothing else enabled: no system config, no global one,
-no GIT_CONFIG_* environment, only `-c safe.directory=*` so that a tree another user
-owns is read as well (the listing reads; it runs nothing: `--no-pager`, and `git
-config` starts no filter, helper or hook). An `includeIf` whose condition did not hold
-there is read all the same (what a config could include counts), and every file it
-could read that is not there yet is watched.
-
-Each listing costs one git process, made once per repository per run and again only
-when one of the files it was read from (or could read) changes.
+`git config --list --show-scope --show-origin --includes` with nothing else enabled,
+one git process per repository per run, listed again only when a file it was read from
+(or could read) changes (docs/development.md, "git's own listing of a config").
 """
 
 from __future__ import annotations

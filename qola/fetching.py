@@ -1,20 +1,8 @@
 """Fetch one commit by SHA into a repository, and what to do when a server will not send it.
 
-The policy, the same for a dependency and for each nested submodule:
-
-1. `git fetch --no-tags [--depth 1] <url> <sha>`: only the commit (and, at depth 1,
-   only its tree).
-2. When that fails, its error is the one reported: a DNS failure, a refused
-   connection, "repository not found" or a hang get no second try.
-3. Only when a server speaking protocol v0 refused the SHA itself (git's "not our
-   ref" from the server, or its own "Server does not allow request for unadvertised
-   object" for a server that does not offer SHA wants) does qola search for the
-   commit in the smallest things that can hold it: the branch or tag the dependency
-   tracks (else the remote's default branch), then the tags, each without blobs
-   where the server allows a filter. A commit in neither is exit 3 naming the commit
-   and what was searched: nothing broader (every branch) is ever fetched. A server
-   speaking protocol v2 sends any commit it has by SHA: its "not our ref" means the
-   commit is not there, and is reported as it is.
+Only the commit (at depth 1, only its tree); its error is the one reported, unless a
+protocol v0 server refused the SHA itself: then the tracked branch or tag, then the
+tags, and nothing broader (docs/submodules.md, "What is fetched, and the fallback").
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """The one module that runs git. GitPython is its engine, imported lazily.
 
-Every call gets `-c core.hooksPath=/dev/null -c core.fsmonitor=false`, so no
-hook or fsmonitor command of a dependency ever runs, `-c gc.auto=0 -c
-maintenance.auto=false -c fetch.writeCommitGraph=false`, so no housekeeping writes
-where qola did not look,
-`-c submodule.recurse=false`, so a command reaches into nested submodules only
-where qola asks it to (the user's own setting would have `checkout` and `reset`
-update or wipe them first), and `-C <dir>`, so the
-folder is explicit (GitPython falls back to the current folder when the one
-it is given cannot be entered). Every other command the repository's own
-config names (filters, textconv, credential helpers, ssh, pager ...) is
-overridden on the way in (qola/repoconfig.py). Callers put `--end-of-options`
-or `--` before every value that comes from a manifest.
+Every call gets the `-c` settings that keep hooks, fsmonitor, housekeeping and
+submodule recursion off, and `-C <dir>`; a repository's own commands are overridden on
+the way in (docs/development.md, "Running git").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """git-config syntax as git 2.39 reads it: a Python reading that is exact or says it is unsure.
 
-`parse_exact` is a port of git's own parser (config.c: git_parse_source, get_base_var,
-get_extended_base_var, get_value, parse_value) that gives up (None) on anything it does
-not read exactly as git does: control bytes, a carriage return not ending a line, a key
-before any section, any line git rejects. It never follows an include: `entries` says
-where the answer needs git (includes, or text the port gave up on) and then asks git
-itself (`git config --list -z`), unless git may not run here: the no-op path, which runs
-no git at all, gets None and leaves the answer to the full command.
-
-Whatever decides what git will run in a repository is never read here: it is git's own
-listing of that repository's config (qola/configprobe.py).
+`parse_exact` gives up (None) on anything it does not read exactly as git does; nothing
+that decides what git will run is read here (docs/development.md, "Reading config
+syntax in Python").
 """
 
 from __future__ import annotations

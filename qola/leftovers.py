@@ -1,20 +1,8 @@
 """Files in the way of a checkout: at a path the target commit tracks and the index does not.
 
-git's checkout writes over such a file without asking when the file is ignored (a
-`.gitignore` pattern, `info/exclude`, the user's `core.excludesFile`), and so does
-it over an ignored folder where the target has a file, and over an ignored file where
-the target needs a folder; only an untracked file that is not ignored makes it stop.
-`checkout -f` (a first checkout git or a killed run never finished) writes over
-every one. So `find` lists each file there with what git's own rules say of it,
-ignored or not, and the callers decide:
-
-- a move (qola/apply.py, qola/nested.py) takes an ignored one for local work: it
-  refuses (exit 4) and lists it, or with `--force` keeps it in a commit of its own
-  (`keep`) under refs/qola/backup/<name>/...-in-the-way, with the command that brings
-  it back, and clears it;
-- a move a killed run began (qola/recovery.py) clears them all, each that differs from
-  the target's own file kept first (`in_the_way`): the dying checkout wrote some, and
-  they must not make every later checkout refuse.
+`find` lists them with what git's rules say of each (ignored or not); `keep` saves them
+in a commit of their own. Who decides what becomes of them: docs/checkout.md, "Files in a
+checkout's way".
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """Nested submodules, each brought to the gitlink its parent's commit records.
 
-The result is the layout `git submodule update --init --recursive` makes: each
-nested submodule initialised in its parent's config, its repository in the
-parent's git dir under `modules/<name>`, a `.git` file in its folder, HEAD
-detached at the gitlink; then the same below it. What differs is the download:
-qola fetches each gitlink by SHA at depth 1 (with the fallback of fetching.py),
-where `git submodule update` clones the whole history first (and with `--depth 1`
-the default branch's tip first, then the SHA: twice the bytes). With `--cache`,
-a new nested repository borrows the objects of a mirror of its URL.
-
-A nested submodule whose folder is empty is populated in place, in an order that
-a kill at any moment leaves repairable: its git dir (made whole, or reused when
-git or qola left a valid one), the `.git` file, the commit, then HEAD set to the
-gitlink with no index, then `checkout -f`, which writes the index last. A
-repository whose HEAD names a commit but which has no index is one whose first
-checkout never finished (this, or git's `clone --no-checkout`), or one whose
-index the user removed: it is checked out again with -f only when nothing in it
-differs from HEAD but missing files (qola/halfmade.py); otherwise what it holds
-is local work like any other.
-
-Failures are collected per nested submodule: the others (and the parent) keep
-what they fetched, and the error names each failed one with its URL and gitlink.
+The layout `git submodule update --init --recursive` makes, each gitlink fetched by SHA
+one commit deep; an empty folder is populated in an order a kill leaves repairable
+(docs/submodules.md, "Nested submodules brought to their gitlinks").
 """
 
 from __future__ import annotations
@@ -39,21 +21,24 @@ from qola import (
     fetching,
     gitconfig,
     gitfiles,
+    halfmade,
     hints,
     modules,
     safetext,
     store,
 )
+from qola import ways as found_ways  # nested.ways() is this module's own
 from qola.complete import IncompleteError, listed
 from qola.errors import GitError, QolaError, RefusedError
+from qola.hints import Hint
 from qola.manifest import relative_url
 from qola.observe import Gitlink, gitlinks, half_made_changes
 from qola.queries import has_checkout, head_sha
-from qola.store import pin_ref
+from qola.refs import keep_pin
+from qola.ways import Way
 
 if TYPE_CHECKING:
     from qola.git import Runner
-    from qola.ways import Way
 
 
 @dataclass
@@ -70,7 +55,7 @@ class Context:
     prefetched: dict[str, QolaError | None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    hints: list[str | hints.Hint] = field(default_factory=list)
+    hints: list[str | Hint] = field(default_factory=list)
     brought: int = 0  # nested submodules checked out at their gitlinks (update)
     force: bool = False  # save what is in a checkout's way (--force) instead of refusing
     # What the failures were: a checkout git left unfinished keeps the move's record (the
@@ -103,8 +88,6 @@ def ways(ctx: Context, tree: Path, commit: str, url: str, prefix: str = "") -> l
     makes below tree (qola/ways.py), in repositories that are there already: asked before
     anything moves, each gitlink's commit fetched first when missing (a fetch that fails
     is left to update(), which reports it)."""
-    from qola import ways as found_ways
-
     gitdir = gitfiles.git_dir(tree)
     links = gitlinks(ctx.runner, tree, gitdir, commit, False) if gitdir is not None else None
     found: list[Way] = []
@@ -138,8 +121,6 @@ def ways(ctx: Context, tree: Path, commit: str, url: str, prefix: str = "") -> l
 def _clear_way(ctx: Context, sub_tree: Path, link: Gitlink, path: str) -> None:
     """At the nested checkout itself: its ignored files in the way, refused (exit 4) or,
     with --force, kept and cleared (what ways() saw before, or one it could not see)."""
-    from qola import ways as found_ways
-
     way = found_ways.of(ctx.runner, sub_tree, link.sha, ctx.subject, f"{ctx.dep_path}/{path}",
                         path)  # fmt: skip
     if way is None:
@@ -154,11 +135,6 @@ def _clear_way(ctx: Context, sub_tree: Path, link: Gitlink, path: str) -> None:
             "--force to save them under refs/qola/backup/ and go on",
         )
     ctx.notes.extend(found_ways.keep_and_clear(ctx.runner, [way], ctx.subject))
-
-
-def remember(runner: Runner, tree: Path, sha: str, subject: str) -> None:
-    """Keep a commit qola checked out under refs/qola/pins/ (from gc, and from local work)."""
-    runner.run(tree, "update-ref", "--no-deref", pin_ref(sha), sha, subject=subject)
 
 
 def _update(ctx: Context, tree: Path, commit: str, url: str, prefix: str) -> None:
@@ -243,7 +219,7 @@ def _bring(ctx: Context, tree: Path, link: Gitlink, path: str, url: str | None) 
         # and refuses to write over a file in a repository with no commit yet.
         complete.checkout(runner, sub_tree, link.sha, ctx.subject, f"{ctx.dep_path}/{path}",
                           "checkout", "-q", "--detach", link.sha)  # fmt: skip
-    remember(runner, sub_tree, link.sha, ctx.subject)
+    keep_pin(runner, sub_tree, link.sha, ctx.subject)
 
 
 def _nothing_of_anyones(ctx: Context, sub_tree: Path, path: str, half_made: bool) -> bool:
@@ -252,8 +228,6 @@ def _nothing_of_anyones(ctx: Context, sub_tree: Path, path: str, half_made: bool
     nothing in it differs from HEAD but missing files. A half-made one that holds more
     refuses (what observe_local_work saw is checked again here, for one it did not see:
     below a parent that has just moved)."""
-    from qola import halfmade  # the moving path only
-
     if halfmade.holds_only_git(sub_tree):
         return True
     if not half_made:
@@ -307,7 +281,7 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
     sub_tree.mkdir(parents=True, exist_ok=True)
     modules.connect(runner, sub_tree, gitdir, ctx.subject)
     _force_checkout(ctx, sub_tree, link.sha, path)
-    remember(runner, sub_tree, link.sha, ctx.subject)
+    keep_pin(runner, sub_tree, link.sha, ctx.subject)
 
 
 def _force_checkout(ctx: Context, sub_tree: Path, sha: str, path: str) -> None:
@@ -462,11 +436,11 @@ def _urls(
     return found
 
 
-def _fail(ctx: Context, line: str, hint: str | hints.Hint | None) -> None:
+def _fail(ctx: Context, line: str, hint: str | Hint | None) -> None:
     ctx.failures.append(line)
     if hint:
         ctx.hints.append(hint)
 
 
-def _unique(items: list[str | hints.Hint]) -> list[str | hints.Hint]:
+def _unique(items: list[str | Hint]) -> list[str | Hint]:
     return list(dict.fromkeys(items))

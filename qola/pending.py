@@ -1,32 +1,9 @@
 """An edit of the manifest under way (`bump`, `freeze`), recorded so that a killed one is finished.
 
-`bump` and `freeze` change several things one after the other: the dependencies (moved
-to the new pins), the manifest (written whole, atomically), the root's index (the
-manifest and the gitlinks staged) and, with `--commit`, HEAD. A run killed between two
-of them leaves the project half-way, and a rerun planned afresh cannot tell what is
-left: the pins are "already at" their tips, so it would commit nothing. So, under the
-root's lock, before the first step that can leave state behind, the command writes one
-record of the whole edit (`<git dir of the root>/qola/editing`): the pins, old and new;
-the gitlinks that go with them; the commit message (the whole of it) and the HEAD it
-commits on; whether the dependencies move. The record is removed when the command ends,
-however it ends, unless it is killed or stopped by a signal, or fails once the manifest
-holds the new pins (commands/editing.py): a record found by a later run holding the lock
-is an unfinished run's.
-
-The same command run again finishes exactly that edit and nothing else (no new plan:
-the tracks may have moved since); what is already done is seen, not redone:
-
-- the manifest holds the new pins: it was written, so only the staging or the commit is
-  left (and with `--commit`, a HEAD that is that commit means the edit is done);
-- it holds the old ones: the dependencies are moved (all or nothing, as the first time),
-  then the manifest is written, staged, committed;
-- anything else (a pin edited by hand since, some pins old and some new, a dependency
-  gone or moved to another folder, HEAD moved by another commit, a frozen dependency
-  checked out elsewhere): finishing would commit or stage what the killed run did not
-  mean, so it is refused (exit 4) with what differs, and nothing changes.
-
-Another command that edits the manifest is refused while a record is there; the record
-names the command that finishes it, and removing the file abandons the edit.
+One record of the whole edit (`<git dir of the root>/qola/editing`), written under the
+root's lock before the first step that can leave state behind; the same command run
+again finishes exactly that edit, or refuses (docs/bump.md, "Finishing an edit a killed
+run left").
 """
 
 from __future__ import annotations

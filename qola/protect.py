@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from qola import gitfiles, hints, recovery, safetext, store, ways
+from qola import gitfiles, hints, safetext, store, ways
 from qola.errors import RefusedError
-from qola.git import Runner, check_writable
+from qola.git import Runner
 from qola.manifest import Dep
 from qola.observe import LocalWork
 from qola.plan import Plan
 from qola.queries import head_sha
+from qola.refs import save, save_then_reset
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
@@ -66,24 +67,16 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
 
 
 def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
-    """Save the work that moving would lose under refs/qola/backup/, then clear it for git.
-
-    Every repository is saved before any is reset, the deepest first: nothing is reset
-    while a repository below it still holds work that is not saved.
-    """
+    """Save the work that moving would lose under refs/qola/backup/, then clear it for git
+    (refs.save_then_reset: every one saved before any is reset, the deepest first)."""
     dep = plan.state.dep
-    notes = []
     nested = [s.path for top in plan.state.submodules or () for s in top.walk() if s.head]
     moving = [sub for sub in nested if plan.move_head or _overlaps_any(sub, plan.moving_submodules)]
     repos = [("", plan.state.worktree)] if plan.move_head else []
     repos += [(sub, plan.state.worktree / sub) for sub in moving]
-    for _, tree in repos:  # a repository git must not write in stops the step before any
-        if gitfiles.git_dir(tree) is not None:  # other is touched (stash refreshes indexes)
-            check_writable(tree, dep.name, "stash create, update-ref, reset --hard")
-    saved_trees = []
-    for sub, tree in reversed(repos):  # parents come before their nested submodules
-        if gitfiles.git_dir(tree) is None:
-            continue
+    repos = [(sub, tree) for sub, tree in repos if gitfiles.git_dir(tree) is not None]
+
+    def save_one(sub: str, tree: Path) -> tuple[list[str], bool]:
         ref = store.backup_ref(dep.name, sub)
         label = f"{dep.path}/{sub}" if sub else dep.path
         if label in work.no_index:
@@ -107,22 +100,20 @@ def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
             )
         head = head_sha(runner, tree)
         if saved:
-            recovery.save(runner, tree, ref, saved, dep.name)
-            saved_trees.append(tree)
-            notes.append(
+            save(runner, tree, ref, saved, dep.name)
+            return [
                 f"saved uncommitted changes of {label} as {ref}; "
                 f"restore with: git -C {safetext.shell_word(str(tree))} stash apply {ref}"
-            )
-        elif head and any(item.startswith(label + ": ") for item in work.unsaved):
-            recovery.save(runner, tree, ref, head, dep.name)
-            notes.append(
+            ], True
+        if head and any(item.startswith(label + ": ") for item in work.unsaved):
+            save(runner, tree, ref, head, dep.name)
+            return [
                 f"saved the commits of {label} as {ref}; "
                 f"restore with: git -C {safetext.shell_word(str(tree))} switch -c rescued {ref}"
-            )
-    for tree in saved_trees:
-        # Saved: now the tracked changes may go, so that git can move the tree.
-        runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
-    return notes[::-1]  # in the order of the tree, the dependency first
+            ], False
+        return [], False
+
+    return save_then_reset(runner, repos, dep.name, save_one)
 
 
 def _overlaps_any(path: str, others: tuple[str, ...]) -> bool:

@@ -1,49 +1,9 @@
 """Finish what a killed run left half-done in a dependency, before anything else looks at it.
 
-A run that moves an existing dependency writes a record of the move
-(store.moving_marker: `<gitdir>/qola/moving`) before the first step that can
-leave git state behind: before `--force` saves and resets local work, before
-the fetch, the checkout, the nested submodules and their patches. It removes
-the record when the move is over, or when git reported an error (git checks
-before it writes, and the normal path copes with what a clean failure
-leaves). Both happen under the root's lock, so a later run holding that lock
-that finds the record knows the run that wrote it was killed mid-move
-(SIGKILL, SIGINT, SIGTERM, OOM, power loss).
-
-Such a run can leave git's own lock files (`index.lock`, `shallow.lock` ...),
-which make every later git command in the repository fail; a work tree
-half-way between two commits (git writes the files before the index and
-HEAD), in the dependency or in a nested submodule; and, killed before
-`--force` saved it, the user's own work. The record says where HEAD was and
-where the move takes it. So repair:
-
-1. removes git's lock files younger than the record (the dying git's);
-2. when HEAD is still where the move started, saves what differs from HEAD
-   (a stash commit), and HEAD itself when no ref holds it, in the dependency
-   and every nested repository, under refs/qola/backup/<name>/...-interrupted,
-   resets what it saved, then checks the pin out when it is present (never
-   with -f: a file at a path the pin adds, the dying checkout's or the user's,
-   is saved under refs/qola/backup/<name>/...-in-the-way unless it is the
-   pin's own, then removed, and git refuses to write over anything else);
-3. when HEAD is already where the move was going (git's checkout finished),
-   leaves the dependency's own files alone (what differs now is the user's,
-   which the normal path protects) and saves and resets only the nested
-   repositories, which git was still updating;
-   in both cases, once the dependency is at its commit, a file in a nested
-   repository at a path its new gitlink adds is saved and cleared as in 2
-   (a nested checkout killed half-way wrote some), so that the normal path's
-   own unforced checkout of it goes through;
-4. when HEAD is somewhere else (moved by hand since), touches nothing but the
-   lock files;
-5. records the commit it checked out as qola's (refs/qola/pins/<sha>); the
-   normal path then does the rest (a fetch, the nested submodules, the
-   patches).
-
-The record is written whole (a new file renamed into place), so qola can
-always read its own. One it cannot read is not qola's, and is no licence to
-delete anything: repair stops (exit 3) and says what it found.
-
-Clones need none of this: they happen in a temporary folder (apply.py).
+A move writes a record (`<gitdir>/qola/moving`) before its first step that can leave git
+state behind and removes it when it ends; a later run that finds one repairs the
+dependency from it. How, step by step: docs/checkout.md, "Finishing a move a killed run
+left".
 """
 
 from __future__ import annotations
@@ -58,10 +18,11 @@ from pathlib import Path
 
 from qola import complete, fetching, gitfiles, leftovers, safetext, store
 from qola.errors import GitError
-from qola.git import Runner, check_writable
+from qola.git import Runner
 from qola.manifest import Dep
-from qola.observe import index_gitlinks
+from qola.observe import gitlinks, index_gitlinks
 from qola.queries import has_checkout, head_sha
+from qola.refs import keep_pin, save, save_then_reset
 
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").
 _LOCK_SUFFIX = ".lock"
@@ -113,11 +74,6 @@ def end(worktree: Path) -> None:
             store.remove_file(store.moving_marker(gitdir), gitdir)
         with suppress(OSError):  # and the folder begin() made, unless it holds more
             store.moving_marker(gitdir).parent.rmdir()
-
-
-def save(runner: Runner, tree: Path, ref: str, sha: str, subject: str) -> None:
-    """Create ref at sha; git refuses (GitError) rather than replace a ref that exists."""
-    runner.run(tree, "update-ref", "--no-deref", ref, sha, "0" * len(sha), subject=subject)
 
 
 def repair(runner: Runner, worktree: Path, dep: Dep, offline: bool = False) -> list[str]:
@@ -214,9 +170,6 @@ def _remember_nested(runner: Runner, tree: Path, commit: str, dep: Dep) -> None:
     checkout and its refs/qola/pins/<sha> left a commit no ref holds, which every later
     move of it would otherwise take for the user's (a commit on no branch), and which
     saving "what differs" here would back up for nothing."""
-    from qola.nested import remember
-    from qola.observe import gitlinks
-
     gitdir = gitfiles.git_dir(tree)
     links = gitlinks(runner, tree, gitdir, commit, write_cache=False) if gitdir else None
     for link in links or ():
@@ -225,7 +178,7 @@ def _remember_nested(runner: Runner, tree: Path, commit: str, dep: Dep) -> None:
         if sub_gitdir is None or not gitfiles.has_index(sub_gitdir):
             continue  # not checked out, or half-made (nested.py finishes those itself)
         if (gitfiles.read_head(sub_gitdir)[0] or head_sha(runner, sub)) == link.sha:
-            remember(runner, sub, link.sha, dep.name)
+            keep_pin(runner, sub, link.sha, dep.name)
             _remember_nested(runner, sub, link.sha, dep)
 
 
@@ -267,9 +220,7 @@ def _settle(runner: Runner, worktree: Path, dep: Dep, head: str) -> None:
     """Record head as a commit qola checked out. The nested submodules are left to the
     run that repair() precedes: it observes them and brings them to head's gitlinks
     (fetching minimally, through --cache) like any others."""
-    from qola.nested import remember
-
-    remember(runner, worktree, head, dep.name)
+    keep_pin(runner, worktree, head, dep.name)
 
 
 def _record(
@@ -332,26 +283,21 @@ def _has_index(tree: Path) -> bool:
 
 
 def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> list[str]:
-    """Keep what the repositories hold that moving would lose; then clear the way for git.
-
-    Every one is saved before any is reset, the deepest first (repos lists parents
-    before their nested submodules).
-    """
+    """Keep what the repositories hold that moving would lose; then clear the way for git
+    (refs.save_then_reset: every one saved before any is reset, the deepest first)."""
     # A nested repository with no index is one whose first checkout never finished (its
     # population was killed): nothing in it is anyone's but what nested.py checks before
     # it finishes it (qola/halfmade.py), so it is left to that, unsaved and not reset.
     repos = [(nested, tree) for nested, tree in repos if not nested or _has_index(tree)]
-    for _, tree in repos:  # one git must not write in stops repair before any is touched
-        check_writable(tree, dep.name, "stash create, update-ref, reset --hard")
-    notes = []
-    saved_trees = []
-    for nested, tree in reversed(repos):
+
+    def save_one(nested: str, tree: Path) -> tuple[list[str], bool]:
         label = f"{dep.path}/{nested}" if nested else dep.path
+        notes = []
         stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
-        if _SHA.match(stash):
+        stashed = bool(_SHA.match(stash))
+        if stashed:
             ref = store.backup_ref(dep.name, nested, "interrupted")
             save(runner, tree, ref, stash, dep.name)
-            saved_trees.append(tree)
             notes.append(
                 f"saved what {label} held modified as {ref}; "
                 f"restore with: git -C {safetext.shell_word(str(tree))} stash apply {ref}"
@@ -367,6 +313,6 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
                 f"saved the commits of {label} as {ref}; "
                 f"restore with: git -C {safetext.shell_word(str(tree))} switch -c rescued {ref}"
             )
-    for tree in saved_trees:
-        runner.run(tree, "reset", "-q", "--hard", subject=dep.name)
-    return notes[::-1]
+        return notes, stashed
+
+    return save_then_reset(runner, repos, dep.name, save_one)

@@ -1,26 +1,9 @@
 """Commands a repository's own config would make git run, overridden before git runs there.
 
-A repository's config (`.git/config`, `config.worktree`, whatever they include) can
-name programs git runs: a clean or smudge filter, a textconv, a credential helper, an
-ssh command, a pager, an alias git falls back to ... In a dependency, or in a tree
-another user owns (the safe.directory shim makes git accept it, and qola may run as
-root), that config is not the user's to trust. So before git runs in a repository,
-qola has git list that repository's config, and the config of every repository nested
-in it that git may enter (qola/configprobe.py): the decision is taken from git's own
-parse, never from a second one. For each setting that names a command it passes the
-same key through GIT_CONFIG_COUNT/KEY/VALUE (the command scope, read after every file
-and handed down to the git processes git starts in nested submodules), with the
-user's own value when they have one, else one that disables it (qola/overrides.py).
-The same settings allow only the transports the user would expect, and none at all
-in a command that is offline.
-
-What cannot be overridden that way stops the git command that would act on it (exit 3):
-a `remote.<name>.uploadpack` where git fetches, a `core.worktree` leading out of the
-repository's folder where git runs.
-
-Each listing is cached per repository, keyed by the stat of every file it was read from
-or could read: one git process per repository per run, before git first runs there,
-and none at all on the no-op path, which runs no git.
+Decided from git's own listing of the config (configprobe.py), passed as the command
+scope with the user's value or a disabling one; what cannot be overridden stops the
+command (exit 3). Why and how: docs/development.md, "What a repository's config would
+make git run".
 """
 
 from __future__ import annotations

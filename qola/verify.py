@@ -185,18 +185,37 @@ def _check_one(
         return DepReport(dep, where, state.head, tuple(problems))
     problems.extend(gitlink_problems(dep, root_gitlinks))
     if state.gitdir is None:
-        what = "does not exist" if not state.worktree.exists() else "is not a git repository"
-        if isinstance(state.refusal, gitfiles.Outside):
-            # Why (unsafe), and what it means for the commit: none is known (missing).
-            problems[:0] = [
-                Problem(MISSING, f"{dep.path} is not a repository qola takes: {_NOT_READ}"),
-                Problem(UNSAFE, f"{dep.path}: {state.refusal}"),
-            ]
-            return DepReport(dep, where, None, tuple(problems))
-        if state.refusal is not None:
-            what = f"is not a repository git accepts: {state.refusal}"
-        problems.insert(0, Problem(MISSING, f"{dep.path} {what}"))
+        _missing_problems(dep, state, problems)
         return DepReport(dep, where, None, tuple(problems))
+    head, at_target = _commit_problems(runner, dep, state, problems)
+    submodules = _submodule_problems(runner, dep, state, state.gitdir, head, at_target, problems)
+    if not any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
+        # Not below a refused nested submodule: git stops on it when it looks for changes
+        # ("cannot chdir", "not a git repository"), and its problem fails the dependency.
+        problems.extend(_local_changes(runner, dep, state, strict))
+    return DepReport(dep, where, head, tuple(problems), submodules)
+
+
+def _missing_problems(dep: Dep, state: DepState, problems: list[Problem]) -> None:
+    """Why a dependency with no git dir qola takes is missing, first in problems."""
+    what = "does not exist" if not state.worktree.exists() else "is not a git repository"
+    if isinstance(state.refusal, gitfiles.Outside):
+        # Why (unsafe), and what it means for the commit: none is known (missing).
+        problems[:0] = [
+            Problem(MISSING, f"{dep.path} is not a repository qola takes: {_NOT_READ}"),
+            Problem(UNSAFE, f"{dep.path}: {state.refusal}"),
+        ]
+        return
+    if state.refusal is not None:
+        what = f"is not a repository git accepts: {state.refusal}"
+    problems.insert(0, Problem(MISSING, f"{dep.path} {what}"))
+
+
+def _commit_problems(
+    runner: Runner, dep: Dep, state: DepState, problems: list[Problem]
+) -> tuple[str | None, bool]:
+    """(HEAD, whether it is where the pin and its patches put it); a commit that is not,
+    first in problems."""
     head = state.head or head_sha(runner, state.worktree)
     top = state.series.get("")
     at_target = head is not None and head == state.wanted
@@ -215,13 +234,24 @@ def _check_one(
                 f"the pin is {dep.commit[:12]}{series}",
             ),
         )
+    return head, at_target
+
+
+def _submodule_problems(
+    runner: Runner,
+    dep: Dep,
+    state: DepState,
+    gitdir: Path,
+    head: str | None,
+    at_target: bool,
+    problems: list[Problem],
+) -> tuple[SubmoduleState, ...]:
+    """The nested submodules (with submodules = true), each one's problems added."""
     submodules: tuple[SubmoduleState, ...] = ()
     if dep.submodules:
         # The gitlinks of the commit HEAD should be at (patches may change them).
         source = head if at_target and head else dep.commit
-        found = submodule_states(
-            runner, state.worktree, state.gitdir, source, False, state.series
-        )
+        found = submodule_states(runner, state.worktree, gitdir, source, False, state.series)
         if found is None and at_target:
             problems.append(Problem(SUBMODULE, "cannot read the pinned commit's submodules"))
         submodules = found or ()
@@ -232,10 +262,12 @@ def _check_one(
             Problem(PATCHES, f"{dep.patches} has patches for nested submodules, but "
                     "submodules = false")
         )  # fmt: skip
-    if any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
-        # git stops on that submodule when it looks for changes ("cannot chdir", "not a
-        # git repository"); the problem reported for it already fails the dependency.
-        return DepReport(dep, where, head, tuple(problems), submodules)
+    return submodules
+
+
+def _local_changes(runner: Runner, dep: Dep, state: DepState, strict: bool) -> list[Problem]:
+    """What differs in the dependency's files from its HEAD (untracked files with strict)."""
+    problems = []
     if state.half_made:
         # With no index git sees every file as a staged deletion: what differs is what
         # differs from HEAD (an index made from it, elsewhere), beside the index itself.
@@ -244,7 +276,7 @@ def _check_one(
         for path, kind, _ in half_made_changes(runner, state.worktree, dep.name, ""):
             if strict or kind != "untracked":
                 problems.append(Problem(DIRTY, f"{path}: {kind}", path))
-        return DepReport(dep, where, head, tuple(problems), submodules)
+        return problems
     try:
         entries = status(runner, state.worktree, dep.name, untracked=strict)
     except GitError as error:
@@ -267,7 +299,7 @@ def _check_one(
             problems.append(Problem(DIRTY, f"{shown}: untracked", entry.path))
     for path, how in hidden_changes(runner, state.worktree, dep.name):
         problems.append(Problem(DIRTY, f"{safetext.path(path)}: {how}", path))
-    return DepReport(dep, where, head, tuple(problems), submodules)
+    return problems
 
 
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:

@@ -1,17 +1,8 @@
 """Ignored files in a move's way: local work like a modified file, refused or kept.
 
-A file at a path the commit a repository moves to tracks, which the index does not
-track and git's ignore rules cover (the dependency ignores `config.h`; the user keeps
-local settings there; the new pin starts tracking `config.h`), is one git's checkout
-writes over without asking; so is an ignored folder's content where the commit has a
-file, and an ignored file where it needs a folder (qola/leftovers.py finds them). To
-qola each is local work: a move stops with exit 4 and names them, having changed
-nothing; with `--force` they are kept first in a commit of their own under
-`refs/qola/backup/<name>/...-in-the-way`, the command that brings them back printed,
-and cleared so that git's own checkout (never forced over them) goes through. The same
-holds in every nested submodule a move checks out, and on every path that moves a
-repository: checkout, bump, the repair of a killed run, a patch series, the first
-checkout of a repository whose checkout never finished.
+A move stops with exit 4 naming them; with `--force` they are kept under
+`refs/qola/backup/<name>/...-in-the-way` and cleared (docs/checkout.md, "Files in a
+checkout's way").
 """
 
 from __future__ import annotations
@@ -21,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import gitfiles, leftovers, safetext, store
+from qola import gitfiles, halfmade, leftovers, safetext, store
 from qola.complete import SHOWN, listed
+from qola.errors import RefusedError
+from qola.refs import save
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -46,8 +39,6 @@ def of(runner: Runner, tree: Path, target: str, subject: str, label: str, nested
     """The ignored files in the way of a checkout of target in tree (None: none). A
     repository with no index (a first checkout never finished) is compared through an
     index made from HEAD, as its forced checkout would see it."""
-    from qola import halfmade
-
     gitdir = gitfiles.git_dir(tree)
     if gitdir is None:
         return None
@@ -106,9 +97,6 @@ def keep_and_clear(runner: Runner, ways: list[Way], subject: str) -> list[str]:
 
     A repository in the way cannot be kept in a commit: that stops the move (exit 4)
     before anything is kept or cleared."""
-    from qola.errors import RefusedError
-    from qola.recovery import save
-
     for way in ways:
         if way.repositories:
             raise RefusedError(

@@ -41,7 +41,7 @@ def test_many_force_moves_within_a_second_keep_every_edit_recoverable(
 def test_a_backup_ref_that_exists_is_never_replaced(pinned_clean, upstream):
     from qola.errors import GitError
     from qola.git import Runner
-    from qola.recovery import save
+    from qola.refs import save
 
     ref = store.backup_ref("lib")
     save(Runner(), pinned_clean.lib, ref, upstream.lib_v2, "lib")
