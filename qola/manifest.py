@@ -12,6 +12,7 @@ from typing import Any
 
 from qola import cmake_env, fslimits, gitconfig, gitfiles, names, stamp
 from qola.errors import ManifestError
+from qola.shas import is_full_sha
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,7 +26,6 @@ DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches", "groups")
 # for a name that has a `<name>_commit`: every other key in [qola] is other tools'.
 LEGACY_KEYS = ("track", "url", "submodules", "patches", "groups")
 
-_FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _HELPER_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -73,7 +73,7 @@ class Dep:
 
     @property
     def is_abbreviated(self) -> bool:
-        return not _FULL_SHA.match(self.commit)
+        return not is_full_sha(self.commit)
 
 
 @dataclass(frozen=True)
@@ -582,7 +582,7 @@ class _Loader:
 
     def _commit(self, where: str, name: str, value: str, legacy: bool) -> str:
         commit = value.strip().lower()
-        if _FULL_SHA.match(commit):
+        if is_full_sha(commit):
             return commit
         if legacy and _ABBREV_SHA.match(commit):
             self.warnings.append(

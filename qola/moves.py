@@ -20,13 +20,13 @@ from qola.git import Runner, command_error
 from qola.manifest import BOM, Dep, Manifest
 from qola.observe import index_gitlinks
 from qola.queries import head_sha
+from qola.shas import is_full_sha
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-_FULL_SHA = queries.FULL_SHA
 LOG_LINES = 20  # the short log shown and put in the commit message
 
 
@@ -62,7 +62,7 @@ def resolve(
     """(full SHA, the remote ref it was read from) for ref (default: track, else the remote's
     default branch); the ref is None for a SHA, and offline, where nothing is fetched."""
     ref = ref or dep.track
-    if ref and _FULL_SHA.match(ref.lower()):
+    if ref and is_full_sha(ref.lower()):
         return ref.lower(), None
     if offline:
         return _resolve_locally(runner, dep, worktree, ref or "HEAD"), None
@@ -356,7 +356,7 @@ def committed_pin(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
     for part in dep.key.split("."):  # names hold no dots: deps.<name>.commit, qola.<name>_commit
         found = found.get(part) if isinstance(found, dict) else None
     pin = found.strip().lower() if isinstance(found, str) else None
-    return pin if pin and _FULL_SHA.match(pin) else None
+    return pin if pin and is_full_sha(pin) else None
 
 
 def current_head(runner: Runner, manifest: Manifest, dep: Dep) -> str:
@@ -385,7 +385,7 @@ def is_only_here(runner: Runner, worktree: Path, sha: str) -> bool | None:
     fetched: list[str] = []
     with contextlib.suppress(OSError):
         shallow = (gitfiles.common_dir(gitdir) / "shallow").read_text().split()
-        fetched = [entry for entry in shallow if _FULL_SHA.match(entry)]
+        fetched = [entry for entry in shallow if is_full_sha(entry)]
     # Not --branches: a local branch is no more on the remote than a detached commit.
     sources = ["--remotes", "--tags", f"--glob={store.PINS_PREFIX}*", *fetched]
     try:

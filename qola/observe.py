@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 from qola import commitcache, flagged, gitconfig, gitfiles, modules, names, patches, safetext, stamp
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
+from qola.shas import is_full_sha
 
 if TYPE_CHECKING:
     from qola.git import Runner
     from qola.ways import Way
 
-_SHA_TEXT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _GITLINK = re.compile(r"^160000 commit ([0-9a-f]+)\t(.*)$", re.S)
 
 
@@ -610,7 +610,7 @@ def unsaved_commits(
         "--tags",
         "--remotes",
         "--glob=refs/qola/*",
-        *[sha for sha in (*kept, *fetched) if _SHA_TEXT.match(sha)],
+        *[sha for sha in (*kept, *fetched) if is_full_sha(sha)],
         "--",
         check=False,
     )

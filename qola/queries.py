@@ -8,15 +8,15 @@ peel a tag) are chosen in one place. Writing commands stay with their callers.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qola.shas import is_full_sha
+
 if TYPE_CHECKING:  # qola.git is imported only where git runs: not on the no-op path
     from qola.git import Runner
 
-FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 # One commit per record: full SHA, committer time (seconds), author name, author email,
 # author date (ISO 8601), parents, subject (last: the one field that could hold anything else).
 _LOG_FORMAT = "%H%x00%ct%x00%an%x00%ae%x00%aI%x00%P%x00%s"
@@ -75,7 +75,7 @@ def is_ancestor(runner: Runner, repo: Path, old: str, new: str) -> bool:
 def is_contained(runner: Runner, repo: Path, sha: str, sources: list[str]) -> bool | None:
     """Whether sha is in the history of one of sources (rev-list's own words: --remotes,
     --tags, --glob=<refs>, or commits); None when git cannot tell."""
-    if not FULL_SHA.match(sha):
+    if not is_full_sha(sha):
         return None
     # No --end-of-options: it would make --not a revision. sha is a full SHA, checked above.
     out = runner.run(repo, "rev-list", "-1", "--ignore-missing", sha, "--not", *sources, "--",
@@ -105,7 +105,7 @@ def _parse_log(text: str) -> list[Commit]:
     for line in text.splitlines():
         fields = [*line.split("\0", 6), "", "", "", "", "", ""][:7]
         sha, when, author, email, date, parents, subject = fields
-        if FULL_SHA.match(sha):
+        if is_full_sha(sha):
             time = int(when) if when.isdigit() else 0
             found.append(Commit(sha, time, author, subject, email, date, tuple(parents.split())))
     return found
@@ -148,7 +148,7 @@ def default_branch(runner: Runner, where: Path, subject: str, url: str) -> str |
         raise command_error(subject, ["ls-remote", url], out)
     for line in out.stdout.splitlines():
         sha, _, name = line.partition("\t")
-        if name == "HEAD" and FULL_SHA.match(sha):
+        if name == "HEAD" and is_full_sha(sha):
             return sha
     return None
 

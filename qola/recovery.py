@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import time
 from contextlib import suppress
@@ -62,11 +61,11 @@ from qola.git import Runner, check_writable
 from qola.manifest import Dep
 from qola.observe import index_gitlinks
 from qola.queries import has_checkout, head_sha
+from qola.shas import is_full_sha
 
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").
 _LOCK_SUFFIX = ".lock"
 _CLOCK_SLACK = 2.0  # seconds: file times and time.time() may disagree a little
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
 def begin(worktree: Path, head: str | None, target: str | None) -> None:
@@ -289,7 +288,7 @@ def _record(
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             problem = f"it is not qola's record of a move ({type(error).__name__})"
         else:
-            if any(end is not None and not (isinstance(end, str) and _SHA.match(end))
+            if any(end is not None and not (isinstance(end, str) and is_full_sha(end))
                    for end in ends):  # fmt: skip
                 problem = "it names commits that are no commits"
             elif started == started and started not in (float("inf"), float("-inf")):
@@ -348,7 +347,7 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
     for nested, tree in reversed(repos):
         label = f"{dep.path}/{nested}" if nested else dep.path
         stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
-        if _SHA.match(stash):
+        if is_full_sha(stash):
             ref = store.backup_ref(dep.name, nested, "interrupted")
             save(runner, tree, ref, stash, dep.name)
             saved_trees.append(tree)
@@ -360,7 +359,7 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
             tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
             f"--glob={store.QOLA_REFS}/*", "--", check=False,
         ).stdout.strip()  # fmt: skip
-        if _SHA.match(unsaved):
+        if is_full_sha(unsaved):
             ref = store.backup_ref(dep.name, nested, "interrupted-head")
             save(runner, tree, ref, unsaved, dep.name)
             notes.append(
