@@ -33,6 +33,7 @@ from typing import Any
 
 from qola import cmake_env, configprobe, console, gitconfig, gitfiles, lfsconfig, store
 from qola.errors import GitError, UsageError
+from qola.gitpaths import explicit_git_dir, may_hold_repository
 from qola.process import LEAKED_VARIABLES as LEAKED_VARIABLES
 from qola.process import execute_raw as execute_raw
 from qola.repoconfig import Guard, UnsafeRepositoryError
@@ -301,20 +302,9 @@ def _updated_refs(args: list[str]) -> list[str]:
     return args[:1]
 
 
-def explicit_git_dir(cwd: Path) -> list[str]:
-    """`--git-dir=<cwd>` when cwd is a git dir itself (a bare repository, a submodule's
-    under modules/): git finds no repository there by itself when the user's config says
-    safe.bareRepository = explicit (git 2.38), and --git-dir is explicit."""
-    if os.path.lexists(cwd / ".git") or not (cwd / "HEAD").is_file():
-        return []
-    return [f"--git-dir={os.path.abspath(cwd)}"] if (cwd / "objects").is_dir() else []
-
-
 def is_repository(folder: Path) -> bool:
     """True when folder is the top of a work tree (has .git) or a bare repository."""
-    return (folder / ".git").exists() or (
-        (folder / "HEAD").is_file() and (folder / "objects").is_dir()
-    )
+    return (folder / ".git").exists() or may_hold_repository(os.fspath(folder))
 
 
 def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) -> GitError:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qola import cmake_env, fslimits, gitconfig, gitfiles, names, stamp
+from qola import cmake_env, fslimits, gitconfig, gitfiles, gitpaths, names, stamp
 from qola.errors import ManifestError
 from qola.shas import is_full_sha
 
@@ -762,18 +762,9 @@ def _check_name(loader: _Loader, where: str, name: str) -> None:
 
 
 def _is_git_dir(folder: str) -> bool:
-    """Would git take folder for a git dir? Named .git, or HEAD with objects/ and refs/
-    (git's is_git_directory(); a linked worktree's git dir has a commondir instead)."""
+    """Would git take folder for a git dir? Named .git, or one by its files."""
     # Noted for a stamp: a folder on the way that became a git dir would fail the load.
-    if os.path.basename(folder).lower() == ".git":
-        return True
-    if not stamp.exists(os.path.join(folder, "HEAD")):
-        return False  # the one look most folders need
-    if stamp.exists(os.path.join(folder, "commondir")):
-        return True
-    return stamp.exists(os.path.join(folder, "objects")) and stamp.exists(
-        os.path.join(folder, "refs")
-    )
+    return os.path.basename(folder).lower() == ".git" or gitpaths.is_git_dir(folder)
 
 
 def repository_top(folder: Path) -> Path:

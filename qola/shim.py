@@ -21,6 +21,7 @@ from typing import Any, Union
 from urllib.parse import unquote
 
 from qola.errors import UsageError
+from qola.gitpaths import is_git_dir
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -315,24 +316,13 @@ def _git_dir(base: str, here: str) -> tuple[str, str | None] | None:
     for suffix in _GIT_DIR_SUFFIXES:
         spelling = base + suffix
         candidate = os.path.join(here, spelling)
-        if os.path.isdir(candidate) and _is_git_directory(candidate):
+        if os.path.isdir(candidate) and is_git_dir(candidate):
             return spelling, None
         if os.path.isfile(candidate):
             target = _read_gitfile(candidate)
             if target is not None:
                 return spelling, target
     return None
-
-
-def _is_git_directory(path: str) -> bool:
-    # A cheap version of git's is_git_directory(): HEAD, and objects/ and refs/ or a commondir.
-    if not os.path.isfile(os.path.join(path, "HEAD")):
-        return False
-    if os.path.isfile(os.path.join(path, "commondir")):
-        return True
-    return os.path.isdir(os.path.join(path, "objects")) and os.path.isdir(
-        os.path.join(path, "refs")
-    )
 
 
 def _read_gitfile(path: str) -> str | None:
