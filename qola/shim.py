@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any, Union
 from urllib.parse import unquote
 
+from qola import store
 from qola.errors import UsageError
 from qola.gitpaths import is_git_dir
 
@@ -163,9 +164,7 @@ def sweep_abandoned(folder: Path) -> list[Path]:
 
 
 def _owner_runs(pid: int, start: str) -> bool:
-    from qola.store import is_alive
-
-    if not is_alive(pid):
+    if not store.is_alive(pid):
         return False
     now = _process_start(pid)
     # The same pid started at another time is another process (pids are reused).
@@ -402,8 +401,6 @@ def _read_trusted(folder: Path) -> list[str]:
 
 def _write(path: Path, text: str) -> None:
     """Replace path atomically with a 0600 file: git never reads half a file."""
-    from qola import store
-
     # os.fsencode keeps bytes of non-UTF-8 paths exactly (surrogateescape).
     store.write_file(path, os.fsencode(text), path.parent, mode=0o600)
 
@@ -411,13 +408,5 @@ def _write(path: Path, text: str) -> None:
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock across processes; threads use Shim's own lock."""
-    import fcntl
-
-    from qola import store
-
-    fd = store.open_lock(path, mode=0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with store.flocked(store.open_lock(path, mode=0o600)):
         yield
-    finally:
-        os.close(fd)

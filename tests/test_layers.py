@@ -31,7 +31,7 @@ KNOWN_LAZY: dict[str, int] = {
     "configprobe": 4, "console": 1, "demo": 2, "gitfiles": 1, "manifest": 1, "modules": 3,
     "nested": 3, "noop": 10, "observe": 3, "patches": 2, "pending": 5, "pin_gitlinks": 1,
     "platforms": 1, "queries": 2, "recovery": 3, "render": 3, "session": 7,
-    "shim": 3, "ways": 3,
+    "ways": 3,
 }
 
 
