@@ -8,7 +8,7 @@ import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from qola import cmake_env, fslimits, gitconfig, gitfiles, gitpaths, names, stamp
 from qola.errors import ManifestError
@@ -54,6 +54,18 @@ def _pass_root(command_line: str = "pass --root (or QOLA_ROOT) on the command li
     return cmake_env.hint(command_line, "give qola_checkout() ROOT <folder>")
 
 
+class Followed(NamedTuple):
+    """The upstream ref a pin follows: its track, else the remote's default branch."""
+
+    ref: str  # what git fetches or ls-remote asks for: the track, or HEAD
+    label: str  # for people: the track as written, or "the default branch"
+
+
+def followed(track: str | None) -> Followed:
+    """The ref followed with this track (None: none set): what `bump` moves the pin to."""
+    return Followed("HEAD", "the default branch") if track is None else Followed(track, track)
+
+
 @dataclass(frozen=True)
 class Dep:
     """One pinned dependency, validated."""
@@ -70,6 +82,10 @@ class Dep:
     line: int | None  # the pin's line in the manifest (1-based), when found
     abbreviated_from: str | None = None  # the legacy abbreviated pin this one was expanded from
     groups: tuple[str, ...] = ()  # the groups `--group NAME` selects it by
+
+    @property
+    def follows(self) -> Followed:
+        return followed(self.track)
 
     @property
     def is_abbreviated(self) -> bool:

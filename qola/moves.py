@@ -65,7 +65,7 @@ def resolve(
     if ref and is_full_sha(ref.lower()):
         return ref.lower(), None
     if offline:
-        return _resolve_locally(runner, dep, worktree, ref or "HEAD"), None
+        return _resolve_locally(runner, dep, worktree, ref or dep.follows.ref), None
     if gitfiles.git_dir(worktree) is not None:
         return _ls_remote(runner, dep, worktree, ref)
     # No repository yet: run ls-remote in a new empty folder (never a shared one such
