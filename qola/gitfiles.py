@@ -519,6 +519,15 @@ def is_shallow(gitdir: Path) -> bool:
     return (common_dir(gitdir) / "shallow").is_file()
 
 
+def shallow_commits(gitdir: Path) -> list[str]:
+    """The commits git fetched with a depth (the `shallow` file): their parents are not here."""
+    try:
+        listed = (common_dir(gitdir) / "shallow").read_text().split()
+    except OSError:
+        return []
+    return [sha for sha in listed if is_full_sha(sha)]
+
+
 def is_populated(worktree: Path) -> bool:
     """True when the folder exists and holds anything at all."""
     try:

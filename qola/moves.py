@@ -5,7 +5,6 @@ The library the `bump`, `freeze` and `init` commands (qola/commands/) share.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import re
@@ -14,7 +13,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import edit, gitconfig, gitfiles, history, patches, queries, safetext, store
+from qola import edit, gitconfig, gitfiles, history, patches, queries, safetext
 from qola.errors import GitError, QolaError, UsageError
 from qola.git import Runner, command_error
 from qola.manifest import BOM, Dep, Manifest
@@ -379,20 +378,13 @@ def is_only_here(runner: Runner, worktree: Path, sha: str) -> bool | None:
     """Whether sha may exist only in this checkout: no remote-tracking branch or tag holds
     it, it is no pin qola checked out, and git did not fetch it with a depth. None when
     that cannot be told (no repository there, or git refused to say)."""
-    gitdir = gitfiles.git_dir(worktree)
-    if gitdir is None:
+    if gitfiles.git_dir(worktree) is None:
         return None
-    fetched: list[str] = []
-    with contextlib.suppress(OSError):
-        shallow = (gitfiles.common_dir(gitdir) / "shallow").read_text().split()
-        fetched = [entry for entry in shallow if is_full_sha(entry)]
-    # Not --branches: a local branch is no more on the remote than a detached commit.
-    sources = ["--remotes", "--tags", f"--glob={store.PINS_PREFIX}*", *fetched]
     try:
-        contained = queries.is_contained(runner, worktree, sha, sources)
+        found = queries.only_here(runner, worktree, sha, upstream=True, limit=1)
     except QolaError:  # the repository's own config forbids running git there
         return None
-    return None if contained is None else not contained
+    return None if found is None else bool(found)
 
 
 def init_entries(runner: Runner, root: Path) -> list[tuple[str, str, str | None, str]]:

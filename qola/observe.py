@@ -7,7 +7,6 @@ something.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -18,7 +17,6 @@ from typing import TYPE_CHECKING
 from qola import commitcache, flagged, gitconfig, gitfiles, modules, names, patches, safetext, stamp
 from qola.manifest import Dep, Manifest
 from qola.patches import Series
-from qola.shas import is_full_sha
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -586,39 +584,8 @@ def _add_unsaved(
 def unsaved_commits(
     runner: Runner, worktree: Path, kept: tuple[str, ...] = ()
 ) -> list[tuple[str, str]]:
-    """(SHA, subject) of commits on HEAD that only this repository has.
+    """(SHA, subject) of commits on HEAD that only this repository has, and that moving
+    would lose (queries.only_here); kept: the commits HEAD goes to."""
+    from qola import queries  # lazy: git runs only here, not on the no-op path
 
-    Not the user's alone: anything reachable from a branch, a tag, a remote-tracking
-    ref, a ref of qola's (among them refs/qola/pins/<sha>, every commit qola ever
-    checked out here), the commits in kept (where HEAD goes), and the commits git
-    fetched with a depth (listed in the `shallow` file: a commit made here always has
-    its parents).
-    """
-    gitdir = gitfiles.git_dir(worktree)
-    fetched: list[str] = []
-    if gitdir is not None:
-        with contextlib.suppress(OSError):
-            fetched = (gitfiles.common_dir(gitdir) / "shallow").read_text().split()
-    out = runner.run(
-        worktree,
-        "log",
-        "--ignore-missing",  # an upstream commit this repository never had
-        "--format=%H %s",
-        "HEAD",
-        "--not",
-        "--branches",
-        "--tags",
-        "--remotes",
-        "--glob=refs/qola/*",
-        *[sha for sha in (*kept, *fetched) if is_full_sha(sha)],
-        "--",
-        check=False,
-    )
-    if out.status != 0:
-        return []
-    found = []
-    for line in out.stdout.splitlines():
-        sha, _, subject = line.partition(" ")
-        if sha:
-            found.append((sha, subject))
-    return found
+    return queries.only_here(runner, worktree, "HEAD", kept) or []

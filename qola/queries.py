@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qola import gitfiles, store
 from qola.shas import is_full_sha
 
 if TYPE_CHECKING:  # qola.git is imported only where git runs: not on the no-op path
@@ -72,15 +73,46 @@ def is_ancestor(runner: Runner, repo: Path, old: str, new: str) -> bool:
     return out.status == 0
 
 
-def is_contained(runner: Runner, repo: Path, sha: str, sources: list[str]) -> bool | None:
-    """Whether sha is in the history of one of sources (rev-list's own words: --remotes,
-    --tags, --glob=<refs>, or commits); None when git cannot tell."""
-    if not is_full_sha(sha):
+def only_here(
+    runner: Runner,
+    repo: Path,
+    rev: str = "HEAD",
+    kept: tuple[str, ...] = (),
+    upstream: bool = False,
+    limit: int | None = None,
+) -> list[tuple[str, str]] | None:
+    """(SHA, subject) of the commits in rev's history that only this repository has, newest
+    first (at most limit); None when git cannot tell.
+
+    Never only here: the commits in kept, and those git fetched with a depth (the `shallow`
+    file: a commit made here always has its parents). Nor, asked what moving would lose,
+    anything a branch, a tag, a remote-tracking ref or a ref of qola's holds (among them
+    refs/qola/pins/<sha>, every commit qola checked out here); asked what may be missing
+    upstream (upstream=True), only what remote-tracking refs, tags and qola's pins hold: a
+    local branch or a backup is no more on the remote than a detached commit.
+    """
+    if rev != "HEAD" and not is_full_sha(rev):
         return None
-    # No --end-of-options: it would make --not a revision. sha is a full SHA, checked above.
-    out = runner.run(repo, "rev-list", "-1", "--ignore-missing", sha, "--not", *sources, "--",
-                     check=False)  # fmt: skip
-    return None if out.status != 0 else not out.stdout.strip()
+    gitdir = gitfiles.git_dir(repo)
+    fetched = gitfiles.shallow_commits(gitdir) if gitdir is not None else []
+    if upstream:
+        refs = ["--remotes", "--tags", f"--glob={store.PINS_PREFIX}*"]
+    else:
+        refs = ["--branches", "--tags", "--remotes", f"--glob={store.QOLA_REFS}/*"]
+    # No --end-of-options: it would make --not a revision. rev is HEAD or a full SHA.
+    out = runner.run(
+        repo, "log", "--ignore-missing",  # an upstream commit this repository never had
+        "--format=%H %s", *([f"-{limit}"] if limit else []), rev, "--not", *refs,
+        *[sha for sha in kept if is_full_sha(sha)], *fetched, "--", check=False,
+    )  # fmt: skip
+    if out.status != 0:
+        return None
+    found = []
+    for line in out.stdout.splitlines():
+        sha, _, subject = line.partition(" ")
+        if sha:
+            found.append((sha, subject))
+    return found
 
 
 def commit_time(runner: Runner, repo: Path, rev: str) -> int | None:

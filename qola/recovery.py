@@ -60,7 +60,7 @@ from qola.errors import GitError
 from qola.git import Runner, check_writable
 from qola.manifest import Dep
 from qola.observe import index_gitlinks
-from qola.queries import has_checkout, head_sha
+from qola.queries import has_checkout, head_sha, only_here
 from qola.shas import is_full_sha
 
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").
@@ -355,13 +355,10 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
                 f"saved what {label} held modified as {ref}; "
                 f"restore with: git -C {safetext.shell_word(str(tree))} stash apply {ref}"
             )
-        unsaved = runner.run(
-            tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
-            f"--glob={store.QOLA_REFS}/*", "--", check=False,
-        ).stdout.strip()  # fmt: skip
-        if is_full_sha(unsaved):
+        unsaved = only_here(runner, tree, limit=1)
+        if unsaved:
             ref = store.backup_ref(dep.name, nested, "interrupted-head")
-            save(runner, tree, ref, unsaved, dep.name)
+            save(runner, tree, ref, unsaved[0][0], dep.name)
             notes.append(
                 f"saved the commits of {label} as {ref}; "
                 f"restore with: git -C {safetext.shell_word(str(tree))} switch -c rescued {ref}"
