@@ -17,8 +17,7 @@ from qola import edit, gitconfig, gitfiles, history, patches, queries, safetext
 from qola.errors import GitError, QolaError, UsageError
 from qola.git import Runner, command_error
 from qola.manifest import BOM, Dep, Manifest
-from qola.observe import index_gitlinks
-from qola.queries import head_sha
+from qola.queries import head_sha, index_gitlinks, root_gitlinks
 from qola.shas import is_full_sha
 
 if sys.version_info >= (3, 11):
@@ -151,9 +150,7 @@ def write_manifest(manifest: Manifest, raw: bytes, new_text: str) -> None:
 
 def root_gitlink(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
     """The commit the root's index records at the dep's path, when it is a submodule."""
-    if gitfiles.git_dir(manifest.root) is None:
-        return None
-    return index_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
+    return root_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
 
 
 def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> None:

@@ -362,28 +362,6 @@ def _linked_folder(worktree: Path, path: str) -> str | None:
     return None
 
 
-def index_gitlinks(
-    runner: Runner,
-    root: Path,
-    paths: tuple[str, ...] | list[str] = (),
-    env: Mapping[str, str] | None = None,
-) -> dict[str, str | None]:
-    """The gitlinks the root's index records (at paths, or all): SHA, or None when conflicted.
-
-    env may name another index (GIT_INDEX_FILE: the one a commit hook is given).
-    """
-    out = runner.run(
-        root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False, env=env
-    )
-    links: dict[str, str | None] = {}
-    for record in out.stdout.split("\0"):
-        meta, _, path = record.partition("\t")
-        fields = meta.split()
-        if len(fields) >= 3 and fields[0] == "160000":
-            links[path] = fields[1] if fields[2] == "0" and path not in links else None
-    return links
-
-
 def observe_local_work(
     runner: Runner, state: DepState, moving: list[str], head_moves: bool
 ) -> LocalWork:

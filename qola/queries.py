@@ -8,6 +8,7 @@ peel a tag) are chosen in one place. Writing commands stay with their callers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -168,6 +169,40 @@ def tree_gitlink(runner: Runner, repo: Path, rev: str, path: str) -> str | None:
         if len(fields) == 3 and fields[0] == "160000" and name == path:
             return fields[2]
     return None
+
+
+def index_gitlinks(
+    runner: Runner,
+    root: Path,
+    paths: tuple[str, ...] | list[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str | None]:
+    """The gitlinks a repository's index records (at paths, or all): SHA, or None when
+    conflicted, as git reads them. env may name another index (GIT_INDEX_FILE: the one a
+    commit hook is given). gitindex.gitlinks reads the same from the file, without git."""
+    out = runner.run(
+        root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False, env=env
+    )
+    links: dict[str, str | None] = {}
+    for record in out.stdout.split("\0"):
+        meta, _, path = record.partition("\t")
+        fields = meta.split()
+        if len(fields) >= 3 and fields[0] == "160000":
+            links[path] = fields[1] if fields[2] == "0" and path not in links else None
+    return links
+
+
+def root_gitlinks(runner: Runner, root: Path, paths: list[str]) -> dict[str, str | None]:
+    """The gitlinks the root's index records at paths ({} when the root is in no repository),
+    asked of git in one call.
+
+    Not read from the index file (gitindex.gitlinks), though it could be: verify reports a
+    root git refuses to read, and the commands that write in the root (bump, freeze) must
+    meet git's refusal before their first write. Only the CMake warning, which may say
+    nothing rather than run git, reads the file first (pin_gitlinks.py)."""
+    if gitfiles.git_dir(root) is None or not paths:
+        return {}
+    return index_gitlinks(runner, root, paths)
 
 
 def default_branch(runner: Runner, where: Path, subject: str, url: str) -> str | None:

@@ -59,8 +59,7 @@ from qola import complete, fetching, gitfiles, leftovers, safetext, store
 from qola.errors import GitError
 from qola.git import Runner, check_writable
 from qola.manifest import Dep
-from qola.observe import index_gitlinks
-from qola.queries import has_checkout, head_sha, only_here
+from qola.queries import has_checkout, head_sha, index_gitlinks, only_here
 from qola.shas import is_full_sha
 
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").

@@ -29,7 +29,7 @@ KNOWN_LAZY: dict[str, int] = {
     "commands.exec": 1, "commands.foreach": 1, "commands.freeze": 2, "commands.init": 7,
     "commands.outdated": 1, "commands.status": 3, "commands.verify": 6, "complete": 3,
     "configprobe": 4, "console": 1, "demo": 2, "gitfiles": 1, "manifest": 1, "modules": 3,
-    "nested": 3, "noop": 10, "observe": 3, "patches": 2, "pending": 5, "pin_gitlinks": 1,
+    "nested": 3, "noop": 10, "observe": 3, "patches": 2, "pending": 5,
     "platforms": 1, "queries": 2, "recovery": 3, "render": 3, "session": 7,
     "ways": 3,
 }
