@@ -98,6 +98,6 @@ def is_cut(runner: Runner, repo: Path, old: str, new: str) -> bool:
     gitdir = repo if (repo / "HEAD").is_file() else gitfiles.git_dir(repo)
     if gitdir is None or not gitfiles.is_shallow(gitdir):
         return False
-    shallow = set((gitfiles.common_dir(gitdir) / "shallow").read_text().split())
+    shallow = set(gitfiles.shallow_commits(gitdir))
     span = queries.commits(runner, repo, new, old)
     return any(commit.sha in shallow for commit in span)
