@@ -49,7 +49,7 @@ def plan(
     for dep in deps:
         worktree = manifest.root / dep.path
         new, source = moves.resolve(runner, dep, worktree, None, offline)
-        move = moves.Move(dep, dep.commit, new, dep.track or "the default branch")
+        move = moves.Move(dep, dep.commit, new, dep.follows.label)
         found.append(moves.describe(runner, move, worktree, source, offline, allow_downgrade))
     return found
 

@@ -5,7 +5,6 @@ What a mirror holds and how clones borrow from it: docs/performance.md, "The mir
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 from collections.abc import Iterator
@@ -100,8 +99,5 @@ def _locked(path: Path) -> Iterator[None]:
     except OSError as error:
         raise GitError(str(path), f"cannot open the cache's lock: {error.strerror}",
                        f"remove {path} (qola creates it again)") from None  # fmt: skip
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with store.flocked(fd):
         yield
-    finally:
-        os.close(fd)  # releases the flock

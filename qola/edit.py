@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from qola.errors import ManifestError
+from qola.shas import is_full_sha
 from qola.tomlscan import ScanError, StringValue, string_values
 
 if sys.version_info >= (3, 11):
@@ -24,14 +24,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _BUG_HINT = "this is a bug in qola; please report it with the manifest"
 
 
 def set_pin(text: str, key: str, new_sha: str, source: str = "manifest") -> str:
     """The manifest text with the pin at key (a Dep.key) set to new_sha and nothing else changed."""
     path = _key_path(key, source)
-    if not _FULL_SHA.fullmatch(new_sha):
+    if not is_full_sha(new_sha):
         raise ManifestError(
             source, f"{key}: {new_sha!r} is not a full commit SHA (40 or 64 lower-case hex)"
         )

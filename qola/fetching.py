@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from qola import modules
 from qola.errors import GitError
 from qola.git import command_error
+from qola.manifest import followed
 from qola.queries import has_commit
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def _search(
     urls = modules.remote_urls(runner, repo, "origin")
     if urls and all(url == source.url for url in urls):
         remote, blobs = "origin", ["--filter=blob:none"]
-    branch = source.track or "HEAD"
+    branch = followed(source.track).ref
     searched = "the default branch" if source.track is None else repr(source.track)
     for refspec in (branch, TAGS):
         args = ["fetch", "-q", "--no-tags", *_ALONE, *blobs, "--end-of-options", remote, refspec]

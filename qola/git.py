@@ -24,7 +24,7 @@ from typing import Any
 
 from qola import configprobe, console, gitconfig, gitfiles, hints, lfsconfig, store
 from qola.errors import GitError, UsageError
-from qola.gitpaths import explicit_git_dir
+from qola.gitpaths import explicit_git_dir, may_hold_repository
 from qola.process import LEAKED_VARIABLES as LEAKED_VARIABLES
 from qola.process import execute_raw as execute_raw
 from qola.repoconfig import Guard, UnsafeRepositoryError
@@ -296,9 +296,7 @@ def _updated_refs(args: list[str]) -> list[str]:
 
 def is_repository(folder: Path) -> bool:
     """True when folder is the top of a work tree (has .git) or a bare repository."""
-    return (folder / ".git").exists() or (
-        (folder / "HEAD").is_file() and (folder / "objects").is_dir()
-    )
+    return (folder / ".git").exists() or may_hold_repository(os.fspath(folder))
 
 
 def command_error(subject: str, args: tuple[str, ...] | list[str], out: Output) -> GitError:

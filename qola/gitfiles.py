@@ -22,8 +22,8 @@ from qola.gitpaths import common_dir as common_dir
 from qola.gitpaths import common_dir_text as _common_dir
 from qola.gitpaths import physical as _physical
 from qola.gitpaths import read as _read
+from qola.shas import is_full_sha
 
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _HEX = frozenset(b"0123456789abcdef")
 # Repository extensions git honours in a repository of format 0, and those it honours in
 # format 1 only (setup.c: handle_extension_v0, handle_extension). An unknown one makes git
@@ -277,7 +277,7 @@ def _head_object_problem(gitdir: str) -> str | None:
     """
     data = _read(os.path.join(gitdir, "HEAD")) or b""
     text = data.decode("ascii", "surrogateescape").strip()
-    sha = text if _SHA.match(text) else None
+    sha = text if is_full_sha(text) else None
     if text.startswith("ref:"):
         sha = resolve_ref(Path(gitdir), text[4:].strip())
     if sha is None:
@@ -475,7 +475,7 @@ def read_head(gitdir: Path) -> tuple[str | None, str | None]:
         return None, None
     stamp.watch(head)  # a hand checkout rewrites it
     text = data.decode("ascii", "surrogateescape").strip()
-    if _SHA.match(text):
+    if is_full_sha(text):
         return text, None
     if text.startswith("ref:"):
         # A branch moves without HEAD changing: resolve_ref notes the loose ref file (or
@@ -502,7 +502,7 @@ def resolve_ref(gitdir: Path, ref: str) -> str | None:
             continue
         stamp.watch(os.path.join(base, ref))  # a commit on the branch rewrites it
         text = data.decode("ascii", "surrogateescape").strip()
-        return text if _SHA.match(text) else None
+        return text if is_full_sha(text) else None
     packed_refs = os.path.join(common, "packed-refs")
     packed = _read(packed_refs)
     if packed is None:
@@ -510,13 +510,22 @@ def resolve_ref(gitdir: Path, ref: str) -> str | None:
     stamp.watch(packed_refs)
     for line in packed.decode("utf-8", "surrogateescape").splitlines():
         sha, _, name = line.partition(" ")
-        if name == ref and _SHA.match(sha):
+        if name == ref and is_full_sha(sha):
             return sha
     return None
 
 
 def is_shallow(gitdir: Path) -> bool:
     return (common_dir(gitdir) / "shallow").is_file()
+
+
+def shallow_commits(gitdir: Path) -> list[str]:
+    """The commits git fetched with a depth (the `shallow` file): their parents are not here."""
+    try:
+        listed = (common_dir(gitdir) / "shallow").read_text().split()
+    except OSError:
+        return []
+    return [sha for sha in listed if is_full_sha(sha)]
 
 
 def is_populated(worktree: Path) -> bool:

@@ -71,6 +71,20 @@ def read(gitdir: Path) -> tuple[bytes, tuple[Entry, ...]] | None:
     return (data, entries) if entries is not None else None
 
 
+def gitlinks(gitdir: Path) -> tuple[dict[str, str | None], bytes] | None:
+    """The gitlinks gitdir's index records (SHA; None for a path in conflict, which has one
+    entry per merge stage) and the bytes they were read from; None when unsure."""
+    found = read(gitdir)
+    if found is None:
+        return None
+    data, entries = found
+    links: dict[str, str | None] = {}
+    for entry in entries:
+        if entry.is_gitlink:
+            links[entry.path] = entry.sha if entry.path not in links else None
+    return links, data
+
+
 def gitlink_paths(gitdir: Path) -> list[str] | None:
     """The paths of every gitlink in gitdir's index, skip-worktree or not ([] when there is
     no index); None when unsure."""

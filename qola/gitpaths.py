@@ -78,10 +78,33 @@ def signature(paths: Iterable[str]) -> tuple[object, ...]:
     return tuple(found)
 
 
+def is_git_dir(path: str) -> bool:
+    """Whether git would take path for a git dir (its is_git_directory, setup.c, by the
+    names alone): a HEAD, and a commondir (a linked worktree's) or objects/ and refs/. Each
+    look is noted for the stamp: a folder that becomes a git dir voids it."""
+    if not stamp.exists(os.path.join(path, "HEAD")):
+        return False  # the one look most folders need
+    if stamp.exists(os.path.join(path, "commondir")):
+        return True
+    return stamp.exists(os.path.join(path, "objects")) and stamp.exists(
+        os.path.join(path, "refs")
+    )
+
+
+def may_hold_repository(path: str) -> bool:
+    """Whether git may run in path as in a bare repository (a HEAD file, an objects/ folder),
+    for the questions where too many is harmless: which folders to trust, which configs git
+    might read, when to name the git dir with --git-dir. Not whether git takes it for one:
+    that is is_git_dir."""
+    return os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(
+        os.path.join(path, "objects")
+    )
+
+
 def explicit_git_dir(cwd: Path) -> list[str]:
     """`--git-dir=<cwd>` when cwd is a git dir itself (a bare repository, a submodule's
     under modules/): git finds no repository there by itself when the user's config says
     safe.bareRepository = explicit (git 2.38), and --git-dir is explicit."""
-    if os.path.lexists(cwd / ".git") or not (cwd / "HEAD").is_file():
+    if os.path.lexists(cwd / ".git") or not may_hold_repository(os.fspath(cwd)):
         return []
-    return [f"--git-dir={os.path.abspath(cwd)}"] if (cwd / "objects").is_dir() else []
+    return [f"--git-dir={os.path.abspath(cwd)}"]

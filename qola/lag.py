@@ -116,14 +116,13 @@ def measure_all(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> li
             try:
                 lags.append(measure(manifest, dep, runner, Path(scratch)))
             except QolaError as error:
-                follows, ref = _followed(dep)
-                lags.append(Lag(dep, follows, ref, error=error))
+                lags.append(Lag(dep, dep.follows.label, dep.follows.ref, error=error))
     return lags
 
 
 def measure(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) -> Lag:
     """dep's pin against the tip of its followed ref."""
-    follows, ref = _followed(dep)
+    ref, follows = dep.follows
     # ls-remote runs in a new empty folder: never in one whose repository git would read.
     empty = Path(tempfile.mkdtemp(prefix=f"{dep.name}-", dir=scratch))
     if dep.track is None:
@@ -147,9 +146,3 @@ def measure(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) -> Lag:
     local = worktree if gitfiles.git_dir(worktree) is not None else None
     comparison = history.compare(runner, dep.name, dep.url, dep.commit, tip, local, want=ref)
     return Lag(dep, follows, ref, tip, comparison)
-
-
-def _followed(dep: Dep) -> tuple[str, str]:
-    if dep.track is None:
-        return "the default branch", "HEAD"
-    return dep.track, dep.track

@@ -5,7 +5,6 @@ How it is held and how a waiter names the holder: docs/development.md, "The root
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import os
 import socket
@@ -24,8 +23,6 @@ from qola.errors import GitError
 # but a CI job whose lock holder is stuck must end with an error, not at the
 # job's own timeout with no word about why (README "Guarantees").
 DEFAULT_TIMEOUT = 600.0
-_FIRST_POLL = 0.02
-_MAX_POLL = 0.5
 # The locks this thread holds (by the lock file's real path) and how deeply: a command that
 # holds its root's lock across several steps (bump: the record of its edit, the checkout,
 # the commit) takes it again in the checkout, and a second flock of the same file from the
@@ -110,8 +107,8 @@ def root_lock(
             + (f", and {needs}" if needs else "") + "; nothing was changed",
             "run qola checkout where the tree is writable, then use it read-only",
         ) from None
-    try:
-        _acquire(fd, path, root, timeout, on_wait)
+    waiting = None if on_wait is None else lambda fd: on_wait(_waiting(fd, root))
+    with store.flocked(fd, timeout, waiting, lambda fd: _timed_out(fd, path, root, timeout)):
         _write_holder(fd)
         held[key] = 1
         try:
@@ -121,8 +118,6 @@ def root_lock(
             # Cleared while still held: a record in the file means a run holds the lock,
             # or died holding it (SIGKILL), which `read_holder` callers can tell apart.
             os.ftruncate(fd, 0)
-    finally:
-        os.close(fd)  # releases the flock
 
 
 def read_holder(path: Path) -> Holder | None:
@@ -148,29 +143,15 @@ def _parse_holder(raw: bytes) -> Holder | None:
         return None
 
 
-def _acquire(
-    fd: int, path: Path, root: Path, timeout: float, on_wait: Callable[[str], None] | None
-) -> None:
-    if _try_lock(fd):
-        return
-    if on_wait is not None:
-        holder = _holder_of(fd)
-        by = f" (held by {holder.describe()})" if holder else ""
-        on_wait(f"waiting for the lock on {root}{by}")
-    deadline = time.monotonic() + timeout
-    poll = _FIRST_POLL
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        time.sleep(min(poll, remaining))
-        poll = min(poll * 2, _MAX_POLL)
-        if _try_lock(fd):
-            return
-    if _try_lock(fd):
-        return
+def _waiting(fd: int, root: Path) -> str:
     holder = _holder_of(fd)
-    raise LockError(
+    by = f" (held by {holder.describe()})" if holder else ""
+    return f"waiting for the lock on {root}{by}"
+
+
+def _timed_out(fd: int, path: Path, root: Path, timeout: float) -> LockError:
+    holder = _holder_of(fd)
+    return LockError(
         str(root),
         f"could not take the lock {path} within {timeout:g} s: "
         + (f"it is held by {holder.describe()}" if holder else "its holder is unknown"),
@@ -180,14 +161,6 @@ def _acquire(
             hints.configure(env="QOLA_LOCK_TIMEOUT=1800"),
         ),
     )
-
-
-def _try_lock(fd: int) -> bool:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
 
 
 def _write_holder(fd: int) -> None:

@@ -8,11 +8,12 @@ import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
-from qola import fslimits, gitconfig, gitfiles, hints, names, stamp
+from qola import fslimits, gitconfig, gitfiles, gitpaths, hints, names, stamp
 from qola.errors import ManifestError
 from qola.hints import Hint
+from qola.shas import is_full_sha
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,7 +27,6 @@ DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches", "groups")
 # for a name that has a `<name>_commit`: every other key in [qola] is other tools'.
 LEGACY_KEYS = ("track", "url", "submodules", "patches", "groups")
 
-_FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _HELPER_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -57,6 +57,18 @@ def _pass_root(
     return hints.either(before + command_line, before + "give qola_checkout() ROOT <folder>")
 
 
+class Followed(NamedTuple):
+    """The upstream ref a pin follows: its track, else the remote's default branch."""
+
+    ref: str  # what git fetches or ls-remote asks for: the track, or HEAD
+    label: str  # for people: the track as written, or "the default branch"
+
+
+def followed(track: str | None) -> Followed:
+    """The ref followed with this track (None: none set): what `bump` moves the pin to."""
+    return Followed("HEAD", "the default branch") if track is None else Followed(track, track)
+
+
 @dataclass(frozen=True)
 class Dep:
     """One pinned dependency, validated."""
@@ -75,8 +87,12 @@ class Dep:
     groups: tuple[str, ...] = ()  # the groups `--group NAME` selects it by
 
     @property
+    def follows(self) -> Followed:
+        return followed(self.track)
+
+    @property
     def is_abbreviated(self) -> bool:
-        return not _FULL_SHA.match(self.commit)
+        return not is_full_sha(self.commit)
 
 
 @dataclass(frozen=True)
@@ -589,7 +605,7 @@ class _Loader:
 
     def _commit(self, where: str, name: str, value: str, legacy: bool) -> str:
         commit = value.strip().lower()
-        if _FULL_SHA.match(commit):
+        if is_full_sha(commit):
             return commit
         if legacy and _ABBREV_SHA.match(commit):
             self.warnings.append(
@@ -771,18 +787,9 @@ def _check_name(loader: _Loader, where: str, name: str) -> None:
 
 
 def _is_git_dir(folder: str) -> bool:
-    """Would git take folder for a git dir? Named .git, or HEAD with objects/ and refs/
-    (git's is_git_directory(); a linked worktree's git dir has a commondir instead)."""
+    """Would git take folder for a git dir? Named .git, or one by its files."""
     # Noted for a stamp: a folder on the way that became a git dir would fail the load.
-    if os.path.basename(folder).lower() == ".git":
-        return True
-    if not stamp.exists(os.path.join(folder, "HEAD")):
-        return False  # the one look most folders need
-    if stamp.exists(os.path.join(folder, "commondir")):
-        return True
-    return stamp.exists(os.path.join(folder, "objects")) and stamp.exists(
-        os.path.join(folder, "refs")
-    )
+    return os.path.basename(folder).lower() == ".git" or gitpaths.is_git_dir(folder)
 
 
 def repository_top(folder: Path) -> Path:

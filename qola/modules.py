@@ -11,7 +11,7 @@ from glob import escape as glob_escape
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from qola import gitconfig, gitfiles, stamp, store
+from qola import gitconfig, gitfiles, gitpaths, stamp, store
 from qola.errors import GitError
 
 if TYPE_CHECKING:
@@ -216,10 +216,8 @@ def _has_link_below(base: Path, path: Path) -> bool:
 
 
 def is_valid_gitdir(gitdir: Path) -> bool:
-    """A repository git can use: HEAD, objects and refs (what git's is_git_directory checks)."""
-    return (gitdir / "HEAD").is_file() and (gitdir / "objects").is_dir() and (
-        gitdir / "refs"
-    ).is_dir()
+    """A repository git can use (what git's is_git_directory checks)."""
+    return gitpaths.is_git_dir(os.fspath(gitdir))
 
 
 def refuse_unusable(gitdir: Path, subject: str) -> None:

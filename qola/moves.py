@@ -5,7 +5,6 @@ The library the `bump`, `freeze` and `init` commands (qola/commands/) share.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import re
@@ -14,19 +13,18 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import edit, gitconfig, gitfiles, history, patches, queries, safetext, store
+from qola import edit, gitconfig, gitfiles, history, patches, queries, safetext
 from qola.errors import GitError, QolaError, UsageError
 from qola.git import Runner, command_error
 from qola.manifest import BOM, Dep, Manifest
-from qola.observe import index_gitlinks
-from qola.queries import head_sha
+from qola.queries import head_sha, index_gitlinks, root_gitlinks
+from qola.shas import is_full_sha
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-_FULL_SHA = queries.FULL_SHA
 LOG_LINES = 20  # the short log shown and put in the commit message
 
 
@@ -62,10 +60,10 @@ def resolve(
     """(full SHA, the remote ref it was read from) for ref (default: track, else the remote's
     default branch); the ref is None for a SHA, and offline, where nothing is fetched."""
     ref = ref or dep.track
-    if ref and _FULL_SHA.match(ref.lower()):
+    if ref and is_full_sha(ref.lower()):
         return ref.lower(), None
     if offline:
-        return _resolve_locally(runner, dep, worktree, ref or "HEAD"), None
+        return _resolve_locally(runner, dep, worktree, ref or dep.follows.ref), None
     if gitfiles.git_dir(worktree) is not None:
         return _ls_remote(runner, dep, worktree, ref)
     # No repository yet: run ls-remote in a new empty folder (never a shared one such
@@ -152,9 +150,7 @@ def write_manifest(manifest: Manifest, raw: bytes, new_text: str) -> None:
 
 def root_gitlink(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
     """The commit the root's index records at the dep's path, when it is a submodule."""
-    if gitfiles.git_dir(manifest.root) is None:
-        return None
-    return index_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
+    return root_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
 
 
 def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> None:
@@ -356,7 +352,7 @@ def committed_pin(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
     for part in dep.key.split("."):  # names hold no dots: deps.<name>.commit, qola.<name>_commit
         found = found.get(part) if isinstance(found, dict) else None
     pin = found.strip().lower() if isinstance(found, str) else None
-    return pin if pin and _FULL_SHA.match(pin) else None
+    return pin if pin and is_full_sha(pin) else None
 
 
 def current_head(runner: Runner, manifest: Manifest, dep: Dep) -> str:
@@ -379,20 +375,13 @@ def is_only_here(runner: Runner, worktree: Path, sha: str) -> bool | None:
     """Whether sha may exist only in this checkout: no remote-tracking branch or tag holds
     it, it is no pin qola checked out, and git did not fetch it with a depth. None when
     that cannot be told (no repository there, or git refused to say)."""
-    gitdir = gitfiles.git_dir(worktree)
-    if gitdir is None:
+    if gitfiles.git_dir(worktree) is None:
         return None
-    fetched: list[str] = []
-    with contextlib.suppress(OSError):
-        shallow = (gitfiles.common_dir(gitdir) / "shallow").read_text().split()
-        fetched = [entry for entry in shallow if _FULL_SHA.match(entry)]
-    # Not --branches: a local branch is no more on the remote than a detached commit.
-    sources = ["--remotes", "--tags", f"--glob={store.PINS_PREFIX}*", *fetched]
     try:
-        contained = queries.is_contained(runner, worktree, sha, sources)
+        found = queries.only_here(runner, worktree, sha, upstream=True, limit=1)
     except QolaError:  # the repository's own config forbids running git there
         return None
-    return None if contained is None else not contained
+    return None if found is None else bool(found)
 
 
 def init_entries(runner: Runner, root: Path) -> list[tuple[str, str, str | None, str]]:

@@ -7,7 +7,6 @@ something.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
     from qola.git import Runner
     from qola.ways import Way
 
-_SHA_TEXT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _GITLINK = re.compile(r"^160000 commit ([0-9a-f]+)\t(.*)$", re.S)
 
 
@@ -364,28 +362,6 @@ def _linked_folder(worktree: Path, path: str) -> str | None:
     return None
 
 
-def index_gitlinks(
-    runner: Runner,
-    root: Path,
-    paths: tuple[str, ...] | list[str] = (),
-    env: Mapping[str, str] | None = None,
-) -> dict[str, str | None]:
-    """The gitlinks the root's index records (at paths, or all): SHA, or None when conflicted.
-
-    env may name another index (GIT_INDEX_FILE: the one a commit hook is given).
-    """
-    out = runner.run(
-        root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False, env=env
-    )
-    links: dict[str, str | None] = {}
-    for record in out.stdout.split("\0"):
-        meta, _, path = record.partition("\t")
-        fields = meta.split()
-        if len(fields) >= 3 and fields[0] == "160000":
-            links[path] = fields[1] if fields[2] == "0" and path not in links else None
-    return links
-
-
 def observe_local_work(
     runner: Runner, state: DepState, moving: list[str], head_moves: bool
 ) -> LocalWork:
@@ -586,39 +562,8 @@ def _add_unsaved(
 def unsaved_commits(
     runner: Runner, worktree: Path, kept: tuple[str, ...] = ()
 ) -> list[tuple[str, str]]:
-    """(SHA, subject) of commits on HEAD that only this repository has.
+    """(SHA, subject) of commits on HEAD that only this repository has, and that moving
+    would lose (queries.only_here); kept: the commits HEAD goes to."""
+    from qola import queries  # lazy: git runs only here, not on the no-op path
 
-    Not the user's alone: anything reachable from a branch, a tag, a remote-tracking
-    ref, a ref of qola's (among them refs/qola/pins/<sha>, every commit qola ever
-    checked out here), the commits in kept (where HEAD goes), and the commits git
-    fetched with a depth (listed in the `shallow` file: a commit made here always has
-    its parents).
-    """
-    gitdir = gitfiles.git_dir(worktree)
-    fetched: list[str] = []
-    if gitdir is not None:
-        with contextlib.suppress(OSError):
-            fetched = (gitfiles.common_dir(gitdir) / "shallow").read_text().split()
-    out = runner.run(
-        worktree,
-        "log",
-        "--ignore-missing",  # an upstream commit this repository never had
-        "--format=%H %s",
-        "HEAD",
-        "--not",
-        "--branches",
-        "--tags",
-        "--remotes",
-        "--glob=refs/qola/*",
-        *[sha for sha in (*kept, *fetched) if _SHA_TEXT.match(sha)],
-        "--",
-        check=False,
-    )
-    if out.status != 0:
-        return []
-    found = []
-    for line in out.stdout.splitlines():
-        sha, _, subject = line.partition(" ")
-        if sha:
-            found.append((sha, subject))
-    return found
+    return queries.only_here(runner, worktree, "HEAD", kept) or []

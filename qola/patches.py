@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from qola import commitcache, gitfiles
 from qola.errors import GitError, UsageError
 from qola.manifest import Dep
+from qola.shas import is_full_sha
 
 if TYPE_CHECKING:
     from qola.git import Output, Runner
@@ -113,7 +114,7 @@ def remembered(gitdir: Path, series: Series, base: str) -> Applied | None:
     expected = [p.name for p in series.patches]
     if names != expected or len(chain) != len(expected) or data.get("base") != base:
         return None
-    if not all(isinstance(sha, str) and len(sha) in (40, 64) for sha in chain):
+    if not all(isinstance(sha, str) and is_full_sha(sha) for sha in chain):
         return None
     return Applied(base, tuple(chain), tuple(expected))
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from qola import gitfiles, store
 from qola.errors import GitError, RefusedError
+from qola.shas import is_full_sha
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 # out (bump NAME, which clones it when it is not there); all or nothing (bump --all);
 # already there (freeze: the finish checks they still are).
 MOVES = ("none", "one", "all", "frozen")
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _OLD = re.compile(r"[0-9a-f]{7,64}")  # a legacy pin may be abbreviated
 
 
@@ -154,7 +154,7 @@ def _well_formed(edit: Edit) -> bool:
         and all(isinstance(v, (str, type(None))) for v in (edit.message, edit.head))
         and edit.moves in MOVES
         and bool(edit.pins)
-        and all(_SHA.fullmatch(pin.new) and _OLD.fullmatch(pin.old) for pin in edit.pins)
+        and all(is_full_sha(pin.new) and _OLD.fullmatch(pin.old) for pin in edit.pins)
         and set(edit.gitlinks) <= {pin.name for pin in edit.pins}
     )
 

@@ -29,22 +29,18 @@ def warnings(
     if gitdir is None or not deps:
         return [], []
     index = gitdir / "index"
-    found = gitindex.read(gitdir)
+    found = gitindex.gitlinks(gitdir)
     links: dict[str, str | None] = {}
     entries: list[Pair] = []
     if found is not None:
-        data, read = found
-        for entry in read:
-            if entry.is_gitlink:
-                # A path in conflict has one entry per merge stage.
-                links[entry.path] = entry.sha if entry.path not in links else None
+        links, data = found
         entries = [(str(index), "sha256:" + hashlib.sha256(data).hexdigest())]
     elif not index.exists():
         entries = [(str(index), "missing")]  # nothing staged yet: no gitlink anywhere
     elif runner is None:
         return None
     else:
-        from qola.observe import index_gitlinks
+        from qola.queries import index_gitlinks  # lazy: git is asked only when the file is unsure
 
         links = index_gitlinks(runner, manifest.root, [dep.path for dep in deps])
     texts = [_text(manifest, dep, links[dep.path]) for dep in deps

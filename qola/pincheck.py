@@ -12,7 +12,7 @@ from pathlib import Path
 from qola.errors import ManifestError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest, load, repository_top
-from qola.observe import index_gitlinks
+from qola.queries import index_gitlinks
 from qola.verify import (
     ABBREVIATED,
     DepReport,

@@ -8,8 +8,7 @@ from qola import gitfiles
 from qola.errors import ManifestError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
-from qola.observe import index_gitlinks
-from qola.queries import commit_sha
+from qola.queries import commit_sha, root_gitlinks
 
 
 def resolve(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> tuple[Dep, ...]:
@@ -19,10 +18,9 @@ def resolve(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> tuple[
 
 def _resolve_one(manifest: Manifest, dep: Dep, runner: Runner) -> Dep:
     candidates = set()
-    if gitfiles.git_dir(manifest.root) is not None:
-        link = index_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
-        if link and link.startswith(dep.commit):
-            candidates.add(link)
+    link = root_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
+    if link and link.startswith(dep.commit):
+        candidates.add(link)
     worktree = manifest.root / dep.path
     if not candidates and gitfiles.git_dir(worktree) is not None:
         found = commit_sha(runner, worktree, dep.commit)

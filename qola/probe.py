@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from qola import gitfiles, queries, store
 from qola.git import command_error
+from qola.shas import is_full_sha
 
 if TYPE_CHECKING:
     from qola.git import Runner
@@ -55,7 +56,7 @@ class Probe:
         """The whole history of want: what a shallow fetch cut, or a commit not fetched yet."""
         if gitfiles.is_shallow(self.path):
             self.fetch(want, "--unshallow", required=required)
-        elif queries.FULL_SHA.match(want) and not self.has(want):
+        elif is_full_sha(want) and not self.has(want):
             self.fetch(want, required=required)
 
     def has(self, sha: str) -> bool:
@@ -97,6 +98,6 @@ def is_cut(runner: Runner, repo: Path, old: str, new: str) -> bool:
     gitdir = repo if (repo / "HEAD").is_file() else gitfiles.git_dir(repo)
     if gitdir is None or not gitfiles.is_shallow(gitdir):
         return False
-    shallow = set((gitfiles.common_dir(gitdir) / "shallow").read_text().split())
+    shallow = set(gitfiles.shallow_commits(gitdir))
     span = queries.commits(runner, repo, new, old)
     return any(commit.sha in shallow for commit in span)

@@ -9,7 +9,6 @@ commit, or the commits themselves) and then cleared so that git can move the tre
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from qola import gitfiles, hints, safetext, store, ways
@@ -20,8 +19,7 @@ from qola.observe import LocalWork
 from qola.plan import Plan
 from qola.queries import head_sha
 from qola.refs import save, save_then_reset
-
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+from qola.shas import is_full_sha
 
 
 def refusal(dep: Dep, work: LocalWork) -> RefusedError:
@@ -91,7 +89,7 @@ def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
         # An error says something (a merge in progress: "needs merge"). Silence with no
         # commit means nothing to save; nothing is reset then, and git (never forced)
         # refuses to move over anything left.
-        if stash.stderr.strip() or (saved and not _SHA.match(saved)):
+        if stash.stderr.strip() or (saved and not is_full_sha(saved)):
             raise RefusedError(
                 dep.name,
                 f"cannot save the uncommitted changes of {label} "

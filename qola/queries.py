@@ -8,15 +8,17 @@ peel a tag) are chosen in one place. Writing commands stay with their callers.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qola import gitfiles, store
+from qola.shas import is_full_sha
+
 if TYPE_CHECKING:  # qola.git is imported only where git runs: not on the no-op path
     from qola.git import Runner
 
-FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 # One commit per record: full SHA, committer time (seconds), author name, author email,
 # author date (ISO 8601), parents, subject (last: the one field that could hold anything else).
 _LOG_FORMAT = "%H%x00%ct%x00%an%x00%ae%x00%aI%x00%P%x00%s"
@@ -72,15 +74,46 @@ def is_ancestor(runner: Runner, repo: Path, old: str, new: str) -> bool:
     return out.status == 0
 
 
-def is_contained(runner: Runner, repo: Path, sha: str, sources: list[str]) -> bool | None:
-    """Whether sha is in the history of one of sources (rev-list's own words: --remotes,
-    --tags, --glob=<refs>, or commits); None when git cannot tell."""
-    if not FULL_SHA.match(sha):
+def only_here(
+    runner: Runner,
+    repo: Path,
+    rev: str = "HEAD",
+    kept: tuple[str, ...] = (),
+    upstream: bool = False,
+    limit: int | None = None,
+) -> list[tuple[str, str]] | None:
+    """(SHA, subject) of the commits in rev's history that only this repository has, newest
+    first (at most limit); None when git cannot tell.
+
+    Never only here: the commits in kept, and those git fetched with a depth (the `shallow`
+    file: a commit made here always has its parents). Nor, asked what moving would lose,
+    anything a branch, a tag, a remote-tracking ref or a ref of qola's holds (among them
+    refs/qola/pins/<sha>, every commit qola checked out here); asked what may be missing
+    upstream (upstream=True), only what remote-tracking refs, tags and qola's pins hold: a
+    local branch or a backup is no more on the remote than a detached commit.
+    """
+    if rev != "HEAD" and not is_full_sha(rev):
         return None
-    # No --end-of-options: it would make --not a revision. sha is a full SHA, checked above.
-    out = runner.run(repo, "rev-list", "-1", "--ignore-missing", sha, "--not", *sources, "--",
-                     check=False)  # fmt: skip
-    return None if out.status != 0 else not out.stdout.strip()
+    gitdir = gitfiles.git_dir(repo)
+    fetched = gitfiles.shallow_commits(gitdir) if gitdir is not None else []
+    if upstream:
+        refs = ["--remotes", "--tags", f"--glob={store.PINS_PREFIX}*"]
+    else:
+        refs = ["--branches", "--tags", "--remotes", f"--glob={store.QOLA_REFS}/*"]
+    # No --end-of-options: it would make --not a revision. rev is HEAD or a full SHA.
+    out = runner.run(
+        repo, "log", "--ignore-missing",  # an upstream commit this repository never had
+        "--format=%H %s", *([f"-{limit}"] if limit else []), rev, "--not", *refs,
+        *[sha for sha in kept if is_full_sha(sha)], *fetched, "--", check=False,
+    )  # fmt: skip
+    if out.status != 0:
+        return None
+    found = []
+    for line in out.stdout.splitlines():
+        sha, _, subject = line.partition(" ")
+        if sha:
+            found.append((sha, subject))
+    return found
 
 
 def commit_time(runner: Runner, repo: Path, rev: str) -> int | None:
@@ -105,7 +138,7 @@ def _parse_log(text: str) -> list[Commit]:
     for line in text.splitlines():
         fields = [*line.split("\0", 6), "", "", "", "", "", ""][:7]
         sha, when, author, email, date, parents, subject = fields
-        if FULL_SHA.match(sha):
+        if is_full_sha(sha):
             time = int(when) if when.isdigit() else 0
             found.append(Commit(sha, time, author, subject, email, date, tuple(parents.split())))
     return found
@@ -138,6 +171,40 @@ def tree_gitlink(runner: Runner, repo: Path, rev: str, path: str) -> str | None:
     return None
 
 
+def index_gitlinks(
+    runner: Runner,
+    root: Path,
+    paths: tuple[str, ...] | list[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str | None]:
+    """The gitlinks a repository's index records (at paths, or all): SHA, or None when
+    conflicted, as git reads them. env may name another index (GIT_INDEX_FILE: the one a
+    commit hook is given). gitindex.gitlinks reads the same from the file, without git."""
+    out = runner.run(
+        root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths, check=False, env=env
+    )
+    links: dict[str, str | None] = {}
+    for record in out.stdout.split("\0"):
+        meta, _, path = record.partition("\t")
+        fields = meta.split()
+        if len(fields) >= 3 and fields[0] == "160000":
+            links[path] = fields[1] if fields[2] == "0" and path not in links else None
+    return links
+
+
+def root_gitlinks(runner: Runner, root: Path, paths: list[str]) -> dict[str, str | None]:
+    """The gitlinks the root's index records at paths ({} when the root is in no repository),
+    asked of git in one call.
+
+    Not read from the index file (gitindex.gitlinks), though it could be: verify reports a
+    root git refuses to read, and the commands that write in the root (bump, freeze) must
+    meet git's refusal before their first write. Only the CMake warning, which may say
+    nothing rather than run git, reads the file first (pin_gitlinks.py)."""
+    if gitfiles.git_dir(root) is None or not paths:
+        return {}
+    return index_gitlinks(runner, root, paths)
+
+
 def default_branch(runner: Runner, where: Path, subject: str, url: str) -> str | None:
     """The commit the remote's HEAD (its default branch) points at; None when it has none."""
     out = runner.run(where, "ls-remote", "--symref", "--end-of-options", url, "HEAD",
@@ -148,7 +215,7 @@ def default_branch(runner: Runner, where: Path, subject: str, url: str) -> str |
         raise command_error(subject, ["ls-remote", url], out)
     for line in out.stdout.splitlines():
         sha, _, name = line.partition("\t")
-        if name == "HEAD" and FULL_SHA.match(sha):
+        if name == "HEAD" and is_full_sha(sha):
             return sha
     return None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import time
 from contextlib import suppress
@@ -20,14 +19,14 @@ from qola import complete, fetching, gitfiles, leftovers, safetext, store
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep
-from qola.observe import gitlinks, index_gitlinks
-from qola.queries import has_checkout, head_sha
+from qola.observe import gitlinks
+from qola.queries import has_checkout, head_sha, index_gitlinks, only_here
 from qola.refs import keep_pin, save, save_then_reset
+from qola.shas import is_full_sha
 
 # Git's lock files that a killed git leaves behind (lockfile.c: "<file>.lock").
 _LOCK_SUFFIX = ".lock"
 _CLOCK_SLACK = 2.0  # seconds: file times and time.time() may disagree a little
-_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
 def begin(worktree: Path, head: str | None, target: str | None) -> None:
@@ -240,7 +239,7 @@ def _record(
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             problem = f"it is not qola's record of a move ({type(error).__name__})"
         else:
-            if any(end is not None and not (isinstance(end, str) and _SHA.match(end))
+            if any(end is not None and not (isinstance(end, str) and is_full_sha(end))
                    for end in ends):  # fmt: skip
                 problem = "it names commits that are no commits"
             elif started == started and started not in (float("inf"), float("-inf")):
@@ -294,7 +293,7 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
         label = f"{dep.path}/{nested}" if nested else dep.path
         notes = []
         stash = runner.run(tree, "stash", "create", check=False).stdout.strip()
-        stashed = bool(_SHA.match(stash))
+        stashed = is_full_sha(stash)
         if stashed:
             ref = store.backup_ref(dep.name, nested, "interrupted")
             save(runner, tree, ref, stash, dep.name)
@@ -302,13 +301,10 @@ def _save_and_reset(runner: Runner, repos: list[tuple[str, Path]], dep: Dep) -> 
                 f"saved what {label} held modified as {ref}; "
                 f"restore with: git -C {safetext.shell_word(str(tree))} stash apply {ref}"
             )
-        unsaved = runner.run(
-            tree, "log", "-1", "--format=%H", "HEAD", "--not", "--branches", "--tags", "--remotes",
-            f"--glob={store.QOLA_REFS}/*", "--", check=False,
-        ).stdout.strip()  # fmt: skip
-        if _SHA.match(unsaved):
+        unsaved = only_here(runner, tree, limit=1)
+        if unsaved:
             ref = store.backup_ref(dep.name, nested, "interrupted-head")
-            save(runner, tree, ref, unsaved, dep.name)
+            save(runner, tree, ref, unsaved[0][0], dep.name)
             notes.append(
                 f"saved the commits of {label} as {ref}; "
                 f"restore with: git -C {safetext.shell_word(str(tree))} switch -c rescued {ref}"

@@ -33,7 +33,7 @@ def reachability(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) ->
     """None when the pin is in the history of dep's followed ref upstream, else the problem."""
     if dep.track is None:
         # The same ref `qola bump` follows when no track is set.
-        source, label, tip = "HEAD", "the default branch", None
+        (source, label), tip = dep.follows, None
     else:
         empty = scratch / f"{dep.name}.ls-remote"
         empty.mkdir()

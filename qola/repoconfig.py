@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qola import configprobe, fetchtarget, gitconfig, gitfiles, gitindex, overrides
+from qola import configprobe, fetchtarget, gitconfig, gitfiles, gitindex, gitpaths, overrides
 from qola.gitconfig import Entry
-from qola.gitpaths import explicit_git_dir, signature
+from qola.gitpaths import signature
 from qola.overrides import Role, UnsafeConfigError, UnsafeRepositoryError
 
 __all__ = ["Guard", "UnsafeConfigError", "UnsafeRepositoryError", "environment_pairs",
@@ -282,7 +282,7 @@ def _repository(cwd: Path) -> tuple[Path, Path | None] | None:
     gitdir = gitfiles.find_git_dir(cwd)
     if gitdir is not None:
         return gitdir, cwd
-    if os.path.isfile(os.path.join(cwd, "HEAD")) and os.path.isdir(os.path.join(cwd, "objects")):
+    if gitpaths.may_hold_repository(os.fspath(cwd)):
         return cwd, None
     return None
 
@@ -313,7 +313,7 @@ class _Visit:
             gitdir, worktree = self._where[inode]
             common = str(gitfiles.common_dir(Path(gitdir)))
             if worktree is not None:
-                explicit = explicit_git_dir(Path(worktree))
+                explicit = gitpaths.explicit_git_dir(Path(worktree))
                 repos.append(_Repo(gitdir, worktree, tuple(explicit), common))
             else:
                 repos.append(_Repo(gitdir, gitdir, (f"--git-dir={os.path.abspath(gitdir)}",),

@@ -20,7 +20,9 @@ from types import FrameType
 from typing import Any, Union
 from urllib.parse import unquote
 
+from qola import store
 from qola.errors import UsageError
+from qola.gitpaths import is_git_dir
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -162,9 +164,7 @@ def sweep_abandoned(folder: Path) -> list[Path]:
 
 
 def _owner_runs(pid: int, start: str) -> bool:
-    from qola.store import is_alive
-
-    if not is_alive(pid):
+    if not store.is_alive(pid):
         return False
     now = _process_start(pid)
     # The same pid started at another time is another process (pids are reused).
@@ -315,24 +315,13 @@ def _git_dir(base: str, here: str) -> tuple[str, str | None] | None:
     for suffix in _GIT_DIR_SUFFIXES:
         spelling = base + suffix
         candidate = os.path.join(here, spelling)
-        if os.path.isdir(candidate) and _is_git_directory(candidate):
+        if os.path.isdir(candidate) and is_git_dir(candidate):
             return spelling, None
         if os.path.isfile(candidate):
             target = _read_gitfile(candidate)
             if target is not None:
                 return spelling, target
     return None
-
-
-def _is_git_directory(path: str) -> bool:
-    # A cheap version of git's is_git_directory(): HEAD, and objects/ and refs/ or a commondir.
-    if not os.path.isfile(os.path.join(path, "HEAD")):
-        return False
-    if os.path.isfile(os.path.join(path, "commondir")):
-        return True
-    return os.path.isdir(os.path.join(path, "objects")) and os.path.isdir(
-        os.path.join(path, "refs")
-    )
 
 
 def _read_gitfile(path: str) -> str | None:
@@ -412,8 +401,6 @@ def _read_trusted(folder: Path) -> list[str]:
 
 def _write(path: Path, text: str) -> None:
     """Replace path atomically with a 0600 file: git never reads half a file."""
-    from qola import store
-
     # os.fsencode keeps bytes of non-UTF-8 paths exactly (surrogateescape).
     store.write_file(path, os.fsencode(text), path.parent, mode=0o600)
 
@@ -421,13 +408,5 @@ def _write(path: Path, text: str) -> None:
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock across processes; threads use Shim's own lock."""
-    import fcntl
-
-    from qola import store
-
-    fd = store.open_lock(path, mode=0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with store.flocked(store.open_lock(path, mode=0o600)):
         yield
-    finally:
-        os.close(fd)

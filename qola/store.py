@@ -14,6 +14,7 @@ import re
 import stat
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from qola.gitpaths import common_dir
@@ -296,6 +297,58 @@ def open_lock(path: Path, mode: int = 0o644) -> int:
         os.close(fd)
         raise _unsafe(path, problem)
     return fd
+
+
+# How often a wait for a lock with a timeout tries again: soon, then every half second.
+_FIRST_POLL = 0.02
+_MAX_POLL = 0.5
+
+
+@contextlib.contextmanager
+def flocked(
+    fd: int,
+    timeout: float | None = None,
+    waiting: Callable[[int], None] | None = None,
+    timed_out: Callable[[int], BaseException] | None = None,
+) -> Iterator[None]:
+    """Hold an exclusive flock on fd (a lock file open_lock opened) meanwhile, then close fd,
+    which releases it. With no timeout it waits as long as the holder holds; with one,
+    waiting(fd) is called once if it must wait, and timed_out(fd) raised when it is over."""
+    import fcntl  # lazy: Windows lacks it, and platforms refuses Windows before any lock
+
+    try:
+        if timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        elif not _waited_for(fd, timeout, waiting):
+            raise timed_out(fd) if timed_out is not None else TimeoutError(fd)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _waited_for(fd: int, timeout: float, waiting: Callable[[int], None] | None) -> bool:
+    """Whether fd's flock was had within timeout seconds (tried again with a growing pause)."""
+    import fcntl  # lazy: see flocked
+
+    def taken() -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    if taken():
+        return True
+    if waiting is not None:
+        waiting(fd)
+    deadline = time.monotonic() + timeout
+    poll = _FIRST_POLL
+    while (remaining := deadline - time.monotonic()) > 0:
+        time.sleep(min(poll, remaining))
+        poll = min(poll * 2, _MAX_POLL)
+        if taken():
+            return True
+    return taken()
 
 
 def is_unsafe(error: OSError) -> bool:

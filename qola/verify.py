@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from qola import flagged, gitfiles, patches, safetext
+from qola import flagged, gitfiles, patches, queries, safetext
 from qola.errors import GitError
 from qola.git import Runner
 from qola.manifest import Dep, Manifest
@@ -17,7 +17,6 @@ from qola.observe import (
     DepState,
     SubmoduleState,
     half_made_changes,
-    index_gitlinks,
     observe,
     override_dir,
     status,
@@ -426,6 +425,4 @@ def root_gitlinks(
     manifest: Manifest, deps: tuple[Dep, ...], runner: Runner
 ) -> dict[str, str | None]:
     """The gitlinks the root's index records at the deps' paths (one git call for all)."""
-    if gitfiles.git_dir(manifest.root) is None or not deps:
-        return {}
-    return index_gitlinks(runner, manifest.root, [dep.path for dep in deps])
+    return queries.root_gitlinks(runner, manifest.root, [dep.path for dep in deps])

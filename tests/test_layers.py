@@ -27,9 +27,8 @@ KNOWN_LAZY: dict[str, int] = {
     "commands.exec": 1, "commands.foreach": 1, "commands.freeze": 2, "commands.init": 7,
     "commands.outdated": 1, "commands.status": 3, "commands.verify": 6, "complete": 3,
     "console": 1, "demo": 2, "gitfiles": 1, "manifest": 1, "modules": 2,
-    "noop": 10, "observe": 3, "patches": 2, "pending": 5, "pin_gitlinks": 1,
-    "platforms": 1, "queries": 2, "render": 3, "repoconfig": 1, "session": 7,
-    "shim": 3,
+    "noop": 10, "observe": 3, "patches": 2, "pending": 5, "platforms": 1, "queries": 2,
+    "render": 3, "session": 7,
 }
 
 

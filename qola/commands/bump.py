@@ -53,7 +53,7 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
         # Resolved with ls-remote and described from a throw-away repository: nothing is
         # written before the checkout (none at all with --dry-run or --no-checkout).
         new, source = moves.resolve(sess.runner, dep, worktree, ref, offline)
-        move = moves.Move(dep, dep.commit, new, ref or dep.track or "the default branch")
+        move = moves.Move(dep, dep.commit, new, ref or dep.follows.label)
         move = moves.describe(sess.runner, move, worktree, source, offline, opts.allow_downgrade)
         new = move.new
         if opts.fmt == "json":
