@@ -27,9 +27,12 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qola import colour, options, stamp
+
+if TYPE_CHECKING:
+    from qola.at_pin import Handoff, Seen
 
 # checkout's options by every spelling: the common ones may also come before `checkout`.
 _COMMON = options.by_flag(options.COMMON)
@@ -46,20 +49,22 @@ def main() -> None:
     runpy.run_module("qola", run_name="__main__", alter_sys=True)
 
 
-def answer(argv: list[str]) -> None:
+def answer(argv: list[str]) -> Handoff | None:
     """Exit 0 having printed the no-op's report when argv is a checkout with nothing to do.
 
-    Returns (having written nothing) whenever that is not certain.
+    Returns (having written nothing) whenever that is not certain: with what it loaded and
+    observed meanwhile, for the full command to start from, when it got that far.
     """
+    handoff: list[Handoff] = []
     try:
-        report = _noop(argv)
+        report = _noop(argv, handoff)
     except KeyboardInterrupt:
         print("qola: interrupted", file=sys.stderr)
         sys.exit(130)
     except Exception:  # anything unexpected is the full command's to report
-        return
+        return None
     if report is None:
-        return
+        return handoff[0] if handoff else None
     notes, lines = report
     if notes:
         sys.stderr.write("".join(f"qola: {note}\n" for note in notes))
@@ -159,9 +164,9 @@ def _valid(options_: dict[str, str]) -> bool:
     return True
 
 
-def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
+def _noop(argv: list[str], handoff: list[Handoff]) -> tuple[list[str], list[str]] | None:
     """(notes for stderr, the report's lines) when every selected dependency needs
-    nothing, else None."""
+    nothing, else None (with what it loaded and observed in handoff, when it did)."""
     parsed = parse(argv)
     if parsed is None or not _valid(parsed[0]):
         return None
@@ -192,37 +197,50 @@ def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
     from qola.gitconfig import without_git
 
     with without_git():  # the no-op runs no git: where a reading needs git, it steps aside
-        lines = _observe_all(invocation, stamp_file)
+        lines = _observe_all(invocation, stamp_file, handoff)
     return None if lines is None else (notes, lines)
 
 
-def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str] | None:
-    """The answer from the manifest and every dependency's files; a stamp of it when it can."""
-    from qola.at_pin import verdict  # lazy: the fast path's fall-through
+def _observe_all(
+    invocation: dict[str, Any], stamp_file: str | None, handoff: list[Handoff]
+) -> list[str] | None:
+    """The answer from the manifest and every dependency's files; a stamp of it when it can.
+    What it loaded and observed goes in handoff (the full command starts from it)."""
+    from qola.at_pin import Handoff, look_at, verdict  # lazy: the fast path's fall-through
     from qola.errors import QolaError
     from qola.gitfiles import confined
     from qola.manifest import load
     from qola.names import override_variable
-    from qola.observe import observe
 
     manifest_path = Path(invocation["manifest"])
     cmake_out = invocation["cmake_out"]
     lines: list[str] = []
+    seen: dict[str, Seen] = {}
 
     def look() -> bool:
-        """Every selected dependency at its pin or overridden: its report line, in lines."""
+        """Every selected dependency at its pin or overridden: its report line, in lines.
+        Each one is observed (for the full command, should it come to that)."""
+        there = True
         for dep in deps:
             if dep.is_abbreviated:
-                return False  # expanding a legacy pin asks git
-            what = verdict(observe(manifest, dep, None))
+                there = False  # expanding a legacy pin asks git
+                continue
+            try:
+                found = seen[dep.name] = look_at(manifest, dep)
+            except QolaError:
+                there = False  # the full command says why (it may need git to read it)
+                continue
+            what = verdict(found.state)
             if what is None:
-                return False  # the full command decides, and says why
-            lines.append(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
-        return True
+                there = False  # the full command decides, and says why
+            elif there:
+                lines.append(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
+        return there
 
     try:
         root = invocation["root"]
         manifest = load(manifest_path, Path(root) if root else None)
+        handoff.append(Handoff(manifest, root, seen))
         deps = manifest.select(invocation["names"], invocation["groups"])
         if manifest.warnings:
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qola import cmake_env, console
 from qola.plural import count
 from qola.session import Common, finite, session, write_cmake
+
+if TYPE_CHECKING:
+    from qola.at_pin import Handoff
 
 
 def checkout(
@@ -19,19 +23,22 @@ def checkout(
     lock_timeout: float,
     fetch_timeout: float,
     fmt: str = "text",
+    handoff: Handoff | None = None,
 ) -> int:
-    """Check out, report each dependency in manifest order, and return the exit code."""
+    """Check out, report each dependency in manifest order, and return the exit code.
+
+    handoff: what the no-op loaded and observed before it stepped aside."""
     from qola import render
     from qola.checkout import checkout as run_checkout
     from qola.plan import Options
 
-    with session(common, offline=offline) as sess:
+    with session(common, offline=offline, handoff=handoff) as sess:
         cmake_env.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
         _warn_if_an_edit_is_left_over(sess.manifest.root)
         sess.runner.timeout = finite(fetch_timeout)
         options = Options(offline, force, jobs, cache.absolute() if cache else None)
         result = run_checkout(
-            sess.manifest, sess.deps, sess.runner, options, sess.note, lock_timeout
+            sess.manifest, sess.deps, sess.runner, options, sess.note, lock_timeout, sess.seen
         )
         for dep in sess.deps:
             outcome = result.outcomes.get(dep.name)
@@ -60,7 +67,7 @@ def checkout(
         if fmt == "json":
             console.result(render.checkout_json(sess.manifest, sess.deps, result), end="")
         if result.exit_code == 0 and cmake_out is not None:
-            write_cmake(cmake_out, sess)
+            write_cmake(cmake_out, sess, result.seen)
         return result.exit_code
 
 
