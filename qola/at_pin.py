@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from qola import observe as observation  # called as observation.observe: tests wrap it
-from qola import stamp
+from qola import report, stamp
 from qola.errors import QolaError
 
 if TYPE_CHECKING:
@@ -63,10 +63,10 @@ def verdict(state: DepState) -> str | None:
     """What a fast path may say of a dependency from its files alone: "up to date",
     "overridden by <folder>", or None (the full command decides, and says why)."""
     if state.overridden:
-        return None if state.own_refusal is not None else f"overridden by {state.worktree}"
+        return None if state.own_refusal is not None else report.overridden(state.worktree)
     if not state.is_synced or _lfs_config_in(state):
         return None
-    return "up to date"
+    return report.UP_TO_DATE
 
 
 def _lfs_config_in(state: DepState) -> bool:

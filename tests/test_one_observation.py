@@ -89,3 +89,42 @@ def _stamp_lines(text: str) -> list[str]:
     lines = [line for line in text.splitlines() if line.startswith("set(_QOLA_STAMP_")]
     assert lines, text
     return sorted(lines)
+
+
+def test_a_manifest_edited_after_the_noop_looked_is_loaded_again(
+    behind_pin, upstream, counts, monkeypatch, capsys
+):
+    """Between the no-op's look and the full command, the pin goes back to what is checked
+    out: the full command reads the edit (nothing to move), not the no-op's manifest."""
+    from qola import noop
+
+    real = noop.answer
+
+    def edited_meanwhile(argv: list[str]) -> object:
+        handoff = real(argv)
+        assert handoff is not None  # it loaded the manifest and looked
+        behind_pin.set_pin(upstream.lib_tip, upstream.lib_v2)
+        return handoff
+
+    monkeypatch.setattr(noop, "answer", edited_meanwhile)
+    assert run_console_script(monkeypatch, behind_pin.root, "checkout") == 0
+    assert head(behind_pin.lib) == upstream.lib_v2  # not moved to the no-op's pin
+    assert capsys.readouterr().out == f"lib 3rdparty/lib {upstream.lib_v2[:12]} up to date\n"
+    assert counts["manifest load"] == 2, counts
+
+
+def test_a_handoff_is_taken_for_the_same_manifest_and_root_only(pinned_clean, monkeypatch):
+    import dataclasses
+
+    from qola import at_pin, session
+
+    loaded = manifest_module.load(pinned_clean.manifest)
+    handoff = at_pin.Handoff(loaded, None, {})
+    common = session.Common(pinned_clean.manifest, None, "", False, False, ())
+    assert session._handed_over(common, handoff) is handoff
+    other_root = dataclasses.replace(common, root=pinned_clean.root)
+    assert session._handed_over(other_root, handoff) is None
+    other_manifest = dataclasses.replace(common, manifest=pinned_clean.root / "other.toml")
+    assert session._handed_over(other_manifest, handoff) is None
+    monkeypatch.setenv("GIT_DIR", str(pinned_clean.root / ".git"))  # the no-op read with it
+    assert session._handed_over(common, handoff) is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import cmake_env, console
+from qola import cmake_env, console, report
 from qola.plural import count
 from qola.session import Common, finite, session, write_cmake
 
@@ -47,13 +47,11 @@ def checkout(
                     (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
             if dep.name in result.failures or fmt != "text":
                 continue
-            what = "; ".join(outcome.actions) if outcome and outcome.actions else "up to date"
-            colour = "green" if what == "up to date" else ""
+            what = "; ".join(outcome.actions) if outcome and outcome.actions else report.UP_TO_DATE
             state = result.states.get(dep.name)
             if state is not None and state.overridden:
-                what, colour = f"overridden by {state.worktree}", "yellow"
-            shown = console.paint(what, colour) if colour else what
-            console.result(f"{dep.name} {dep.path} {dep.commit[:12]} {shown}")
+                what = report.overridden(state.worktree)
+            console.result(report.shown(*report.line(dep, what), console.paint))
         for dep in sess.deps:  # in manifest order, however --jobs finished them
             if dep.name in result.failures:
                 console.report(result.failures[dep.name].render())
