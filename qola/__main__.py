@@ -16,10 +16,10 @@ def main() -> None:
     require_supported()
     from qola.noop import answer
 
-    answer(sys.argv[1:])
+    handoff = answer(sys.argv[1:])
     from qola.cli import main as full
 
-    full()
+    full(handoff)
 
 
 if __name__ == "__main__":

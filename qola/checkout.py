@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import console, modules
+from qola.at_pin import Seen, look_at, needs_nothing
 from qola.complete import IncompleteError
 from qola.errors import EXIT_MISMATCH, GitError, MismatchError, QolaError
 from qola.git import Runner
@@ -36,6 +37,9 @@ class Result:
     failures: dict[str, QolaError] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # each dependency's work
     received: dict[str, int] = field(default_factory=dict)  # bytes git reported fetching
+    # Each dependency's last observation with what it read: the pre-check's, or for one
+    # that was worked on the post-check's (what a CMake stamp is made of).
+    seen: dict[str, Seen] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -54,13 +58,16 @@ def checkout(
     options: Options,
     progress: Callable[[str], None] = lambda _msg: None,
     lock_timeout: float = DEFAULT_TIMEOUT,
+    seen: Mapping[str, Seen] | None = None,
 ) -> Result:
     """Bring each dependency to its pin; failures are collected, the others still run.
 
+    seen: observations made earlier in this run (the no-op's), each used in place of
+    observing again while everything it read still holds.
     Dependencies that need work run options.jobs at a time, each in its own thread
     (every git call is its own process; a dependency is only ever touched by one).
     """
-    result = Result()
+    result = Result(seen=dict(seen or {}))
     pending = [dep for dep in deps if not _already_there(manifest, dep, result)]
     if not pending:
         return result  # the fast path every configure takes: files read, no git, no lock
@@ -95,13 +102,19 @@ def checkout(
 
 
 def _already_there(manifest: Manifest, dep: Dep, result: Result) -> bool:
-    """True (and recorded) when dep needs nothing: read from files, no git run."""
-    try:
-        state = observe(manifest, dep, None)
-    except QolaError as error:
-        result.failures[dep.name] = error
-        return True
-    if state.is_synced or state.overridden:
+    """True (and recorded) when dep needs nothing: read from files, no git run. An earlier
+    observation answers while all it read still holds (under the lock: nobody moved it
+    while this run waited); otherwise dep is observed again."""
+    known = result.seen.get(dep.name)
+    if known is None or not known.still_holds(dep):
+        try:
+            known = result.seen[dep.name] = look_at(manifest, dep)
+        except QolaError as error:
+            result.seen.pop(dep.name, None)
+            result.failures[dep.name] = error
+            return True
+    state = known.state
+    if needs_nothing(state):
         if state.own_refusal is not None:
             console.warning(
                 f"{dep.name}: {state.worktree} is used as it is, but {state.own_refusal}; git in "
@@ -259,7 +272,7 @@ def _work_on(
             # what is left. Only a kill or a signal leaves the move for repair() to finish.
             end_move(state.worktree)
             raise
-        result.states[dep.name] = _check_commits(manifest, dep, runner)
+        result.states[dep.name] = _check_commits(manifest, dep, runner, result)
     except QolaError as error:
         result.failures[dep.name] = error
     except OSError as error:
@@ -271,10 +284,12 @@ def _work_on(
         )
 
 
-def _check_commits(manifest: Manifest, dep: Dep, runner: Runner) -> DepState:
+def _check_commits(manifest: Manifest, dep: Dep, runner: Runner, result: Result) -> DepState:
     """The post-checkout verifier: HEAD and every nested submodule at the manifest's commits
-    (plus their patch series)."""
-    state = observe(manifest, dep, runner, write_cache=True)
+    (plus their patch series). Its observation, with what it read, is the dependency's
+    part of a CMake stamp (at_pin.proven judges it as the fast paths do)."""
+    seen = result.seen[dep.name] = look_at(manifest, dep, runner, write_cache=True)
+    state = seen.state
     if not state.at_target:
         wanted = state.wanted or f"{dep.commit} + its patch series"
         raise MismatchError(

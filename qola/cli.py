@@ -12,7 +12,7 @@ if __name__ == "__main__":
     # nothing to do is answered from files before click is even imported (qola/noop.py).
     from qola.noop import answer
 
-    answer(sys.argv[1:])
+    _handoff = answer(sys.argv[1:])  # what it loaded and observed, when it stepped aside
 
 import functools
 import os
@@ -30,6 +30,7 @@ from qola.options import Spec
 from qola.session import Common
 
 if TYPE_CHECKING:
+    from qola.at_pin import Handoff
     from qola.manifest import Manifest
 
 EXIT_CODES = """\b
@@ -338,11 +339,14 @@ def checkout(
     fmt: str,
 ) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
+    from qola.at_pin import Handoff  # lazy: imported with the command it is for
     from qola.commands.checkout import checkout as command
 
+    handoff = click.get_current_context().obj  # the no-op's, given to main()
     sys.exit(
-        command(common, offline, force, jobs, cache, cmake_out, lock_timeout, fetch_timeout, fmt)
-    )
+        command(common, offline, force, jobs, cache, cmake_out, lock_timeout, fetch_timeout, fmt,
+                handoff if isinstance(handoff, Handoff) else None)
+    )  # fmt: skip
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -658,10 +662,11 @@ def cmake_dir() -> None:
     click.echo(str(folder()))
 
 
-def main() -> None:
-    """The console script."""
-    cli(prog_name="qola")
+def main(handoff: Handoff | None = None) -> None:
+    """The console script; handoff: what the no-op loaded and observed before it stepped
+    aside, for checkout to start from."""
+    cli(prog_name="qola", obj=handoff)
 
 
 if __name__ == "__main__":
-    main()
+    main(_handoff)

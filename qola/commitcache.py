@@ -3,7 +3,6 @@ remembered in the repository's common git dir: neither ever goes stale."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
@@ -35,8 +34,12 @@ def read_commit_cache(gitdir: Path, key: str, folder: str = "commits") -> dict[s
 
 def write_commit_cache(
     gitdir: Path, key: str, data: dict[str, object], folder: str = "commits"
-) -> None:
+) -> bool:
+    """Remember data; False when it could not be written."""
     path = record_file(gitdir, folder, key)
     # A cache that cannot be written (or a link in the way) is only slower next time.
-    with contextlib.suppress(OSError):
+    try:
         store.write_file(path, json.dumps(data, sort_keys=True).encode(), common_dir(gitdir))
+    except OSError:
+        return False
+    return True

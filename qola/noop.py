@@ -27,9 +27,14 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from qola import colour, options, stamp
+from qola import colour, options, report, stamp
+
+if TYPE_CHECKING:
+    from qola.at_pin import Handoff, Seen
+
+Line = tuple[str, str]  # a report line: report.line's (what comes first, what it says)
 
 # checkout's options by every spelling: the common ones may also come before `checkout`.
 _COMMON = options.by_flag(options.COMMON)
@@ -46,37 +51,33 @@ def main() -> None:
     runpy.run_module("qola", run_name="__main__", alter_sys=True)
 
 
-def answer(argv: list[str]) -> None:
+def answer(argv: list[str]) -> Handoff | None:
     """Exit 0 having printed the no-op's report when argv is a checkout with nothing to do.
 
-    Returns (having written nothing) whenever that is not certain.
+    Returns (having written nothing) whenever that is not certain: with what it loaded and
+    observed meanwhile, for the full command to start from, when it got that far.
     """
+    handoff: list[Handoff] = []
     try:
-        report = _noop(argv)
+        found = _noop(argv, handoff)
     except KeyboardInterrupt:
         print("qola: interrupted", file=sys.stderr)
         sys.exit(130)
     except Exception:  # anything unexpected is the full command's to report
-        return
-    if report is None:
-        return
-    notes, lines = report
+        return None
+    if found is None:
+        return handoff[0] if handoff else None
+    notes, lines = found
     if notes:
         sys.stderr.write("".join(f"qola: {note}\n" for note in notes))
         sys.stderr.flush()
-    sys.stdout.write("".join(_painted(line) + "\n" for line in lines))
+    sys.stdout.write("".join(report.shown(first, what, _paint) + "\n" for first, what in lines))
     sys.stdout.flush()
     sys.exit(0)
 
 
-def _painted(line: str) -> str:
-    """A report line coloured as the full command colours it (qola/commands/checkout.py)."""
-    if line.endswith(" up to date"):
-        return line[: -len("up to date")] + colour.paint("up to date", "green", sys.stdout)
-    start = line.find(" overridden by ")
-    if start < 0:
-        return line
-    return line[: start + 1] + colour.paint(line[start + 1 :], "yellow", sys.stdout)
+def _paint(text: str, style: str) -> str:
+    return colour.paint(text, style, sys.stdout)
 
 
 def parse(argv: list[str]) -> tuple[dict[str, str], list[str], list[str]] | None:
@@ -159,9 +160,9 @@ def _valid(options_: dict[str, str]) -> bool:
     return True
 
 
-def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
+def _noop(argv: list[str], handoff: list[Handoff]) -> tuple[list[str], list[Line]] | None:
     """(notes for stderr, the report's lines) when every selected dependency needs
-    nothing, else None."""
+    nothing, else None (with what it loaded and observed in handoff, when it did)."""
     parsed = parse(argv)
     if parsed is None or not _valid(parsed[0]):
         return None
@@ -192,37 +193,50 @@ def _noop(argv: list[str]) -> tuple[list[str], list[str]] | None:
     from qola.gitconfig import without_git
 
     with without_git():  # the no-op runs no git: where a reading needs git, it steps aside
-        lines = _observe_all(invocation, stamp_file)
+        lines = _observe_all(invocation, stamp_file, handoff)
     return None if lines is None else (notes, lines)
 
 
-def _observe_all(invocation: dict[str, Any], stamp_file: str | None) -> list[str] | None:
-    """The answer from the manifest and every dependency's files; a stamp of it when it can."""
-    from qola.at_pin import verdict  # lazy: the fast path's fall-through
+def _observe_all(
+    invocation: dict[str, Any], stamp_file: str | None, handoff: list[Handoff]
+) -> list[Line] | None:
+    """The answer from the manifest and every dependency's files; a stamp of it when it can.
+    What it loaded and observed goes in handoff (the full command starts from it)."""
+    from qola.at_pin import Handoff, look_at, verdict  # lazy: the fast path's fall-through
     from qola.errors import QolaError
     from qola.gitfiles import confined
     from qola.manifest import load
     from qola.names import override_variable
-    from qola.observe import observe
 
     manifest_path = Path(invocation["manifest"])
     cmake_out = invocation["cmake_out"]
-    lines: list[str] = []
+    lines: list[Line] = []
+    seen: dict[str, Seen] = {}
 
     def look() -> bool:
-        """Every selected dependency at its pin or overridden: its report line, in lines."""
+        """Every selected dependency at its pin or overridden: its report line, in lines.
+        Each one is observed (for the full command, should it come to that)."""
+        there = True
         for dep in deps:
             if dep.is_abbreviated:
-                return False  # expanding a legacy pin asks git
-            what = verdict(observe(manifest, dep, None))
+                there = False  # expanding a legacy pin asks git
+                continue
+            try:
+                found = seen[dep.name] = look_at(manifest, dep)
+            except QolaError:
+                there = False  # the full command says why (it may need git to read it)
+                continue
+            what = verdict(found.state)
             if what is None:
-                return False  # the full command decides, and says why
-            lines.append(f"{dep.name} {dep.path} {dep.commit[:12]} {what}")
-        return True
+                there = False  # the full command decides, and says why
+            elif there:
+                lines.append(report.line(dep, what))
+        return there
 
     try:
         root = invocation["root"]
         manifest = load(manifest_path, Path(root) if root else None)
+        handoff.append(Handoff(manifest, root, seen))
         deps = manifest.select(invocation["names"], invocation["groups"])
         if manifest.warnings:
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
@@ -296,7 +310,7 @@ def _stamp_file(invocation: dict[str, Any]) -> str | None:
     return store.noop_stamp(gitdir, key)
 
 
-def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[str] | None:
+def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[Line] | None:
     """The lines a previous no-op printed, when nothing its stamp lists has changed since."""
     try:
         with open(path, encoding="utf-8") as handle:
@@ -312,12 +326,13 @@ def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[str] | Non
         and all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
                 for p in pairs)
         and isinstance(lines, list)
-        and all(isinstance(line, str) for line in lines)
+        and all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                for p in lines)
     ):  # fmt: skip
         return None
     if any(_override(name) != value for name, value in env.items()):
         return None  # an override was set, changed or removed
-    return lines if stamp.holds((p[0], p[1]) for p in pairs) else None
+    return [(p[0], p[1]) for p in lines] if stamp.holds((p[0], p[1]) for p in pairs) else None
 
 
 def _write_stamp(
@@ -325,14 +340,14 @@ def _write_stamp(
     invocation: dict[str, Any],
     env: dict[str, str],
     pairs: list[tuple[str, str]],
-    lines: list[str],
+    lines: list[Line],
 ) -> None:
     """Keep the answer with what proves it; a stamp that cannot be written is only slower."""
     data = {
         "invocation": invocation,
         "env": env,
         "entries": [[path, expectation] for path, expectation in pairs],
-        "lines": lines,
+        "lines": [list(line) for line in lines],  # each [what comes first, what it says]
     }
     from qola import store
 

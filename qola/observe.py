@@ -214,6 +214,7 @@ def _observe(
         from qola import queries  # git runs only here: not on the no-op path
 
         head = queries.head_sha(runner, worktree)
+        stamp.cannot_prove(f"{worktree}: git read its HEAD")  # no file of it says so
     initialised = override is not None or is_initialised_in_root(manifest.root, dep)
     half_made = head is not None and not gitfiles.has_index(gitdir)
     moving = override is None and gitfiles.move_recorded(gitdir)
@@ -279,9 +280,10 @@ def gitlinks(
             if module is None or module.update == "none":
                 continue
             result.append(Gitlink(path, module.name, link_sha))
-    if write_cache:
-        data = [[g.path, g.name, g.sha] for g in result]
-        commitcache.write_commit_cache(gitdir, sha, {"gitlinks": data})
+    data = [[g.path, g.name, g.sha] for g in result]
+    if not (write_cache and commitcache.write_commit_cache(gitdir, sha, {"gitlinks": data})):
+        # Read by git alone: a look without git finds no gitlinks here (none remembered).
+        stamp.cannot_prove(f"{worktree}: git read the gitlinks of {sha}")
     return result
 
 
@@ -327,6 +329,7 @@ def submodule_states(
                 from qola import queries
 
                 head = queries.head_sha(runner, sub_tree)
+                stamp.cannot_prove(f"{sub_tree}: git read its HEAD")
             half_made = head is not None and not gitfiles.has_index(sub_gitdir)
             if sub_series is not None:
                 applied = patches.remembered(sub_gitdir, sub_series, link.sha)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola import console, options
 
 if TYPE_CHECKING:
+    from qola.at_pin import Handoff, Seen
     from qola.errors import ManifestError
     from qola.git import Runner
     from qola.manifest import Dep, Manifest
@@ -41,6 +42,7 @@ class Session:
     runner: Runner
     common: Common
     env: Shim  # git's environment overlay: the safe.directory shim
+    seen: dict[str, Seen] = field(default_factory=dict)  # the no-op's observations, if taken
 
     def note(self, message: str) -> None:
         """A note for people, unless --quiet."""
@@ -54,7 +56,7 @@ class Session:
 @contextmanager
 def session(
     common: Common, resolve_pins: bool = True, staged: Staged | None = None,
-    offline: bool = False,
+    offline: bool = False, handoff: Handoff | None = None,
 ) -> Iterator[Session]:
     """Load the manifest, select deps, and run git under the safe.directory shim.
 
@@ -63,12 +65,15 @@ def session(
     offline: a command that never uses the network: no git of it may use a transport
     (nothing is fetched, a partial clone's missing objects included), but for the calls
     that say they do (network=True).
+    handoff: what the no-op loaded and observed before it stepped aside; its manifest is
+    taken (not loaded again) when it is this invocation's and all its loading read holds.
     """
     import os
 
     from qola import git, gitfiles, manifest, pincheck, pins
     from qola.shim import install_signal_handlers, shim
 
+    handed = _handed_over(common, handoff) if staged is None else None  # before the scrub
     git.scrub_environment()
     console.configure(common.verbose, common.quiet)
     console.debug(options.manifest_note(common.manifest, common.searched_from))
@@ -76,7 +81,7 @@ def session(
     if staged is None:
         if common.searched_from is not None and not os.path.isfile(common.manifest):
             raise _not_found(common.searched_from)
-        loaded = manifest.load(common.manifest, common.root)
+        loaded = handed.manifest if handed else manifest.load(common.manifest, common.root)
         roots = [loaded.root]
     else:
         roots = [manifest.repository_top(Path(os.path.abspath(common.manifest)).parent)]
@@ -92,7 +97,7 @@ def session(
             for dep in deps:
                 env.add_clone_source(dep.url, loaded.root)
             runner.expect_sources(dep.url for dep in loaded.deps)
-            sess = Session(loaded, deps, runner, common, env)
+            sess = Session(loaded, deps, runner, common, env, handed.seen if handed else {})
             for warning in loaded.warnings:
                 console.warning(warning)
             # No repository of the project's is taken whose git dir lies elsewhere.
@@ -104,18 +109,37 @@ def session(
         restore_signals()
 
 
+def _handed_over(common: Common, handoff: Handoff | None) -> Handoff | None:
+    """handoff, when it is what loading this invocation's manifest would give now: the same
+    manifest and root, no variable the scrub removes (the no-op read with them set), and
+    every file its loading read unchanged."""
+    import os
+
+    from qola import git, stamp  # lazy: as session's own (git is not the no-op's)
+
+    if handoff is None or handoff.manifest.looked is None:
+        return None
+    root = os.path.abspath(common.root) if common.root is not None else None
+    if (str(handoff.manifest.path), handoff.root) != (os.path.abspath(common.manifest), root):
+        return None
+    if any(var in os.environ for var in git.LEAKED_VARIABLES):
+        return None
+    return handoff if stamp.holds(handoff.manifest.looked) else None
+
+
 def finite(seconds: float) -> float | None:
     """A timeout for the Runner: None for infinity."""
     return None if seconds == float("inf") else seconds
 
 
-def write_cmake(path: Path, sess: Session) -> None:
-    """The CMake results file for the session's deps (with a stamp when one can be proven)."""
+def write_cmake(path: Path, sess: Session, seen: Mapping[str, Seen] | None = None) -> None:
+    """The CMake results file for the session's deps (with a stamp when one can be proven:
+    from this run's observations, seen, where they still hold)."""
     from qola import at_pin
     from qola.cmake_out import write_for
 
     loaded = _read_again(sess)
-    write_for(path, loaded, sess.deps, at_pin.proven(loaded, sess.deps), sess.runner)
+    write_for(path, loaded, sess.deps, at_pin.proven(loaded, sess.deps, seen), sess.runner)
 
 
 def _read_again(sess: Session) -> Manifest:

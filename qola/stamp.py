@@ -45,8 +45,9 @@ class Trail:
         return [(path, expectation) for (path, _), expectation in self.entries.items()]
 
     def absorb(self, other: Trail) -> None:
-        for path, expectation in other.pairs():
-            self.note(path, expectation)
+        for key, expectation in other.entries.items():  # each a plain path: note checked it
+            if self.entries.setdefault(key, expectation) != expectation:
+                self.unprovable = self.unprovable or f"{key[0]} changed while it was read"
         self.watch.update(other.watch)
         self.unprovable = self.unprovable or other.unprovable
 
@@ -76,6 +77,13 @@ def paused() -> Iterator[None]:
         yield
     finally:
         _TRAIL.reset(token)
+
+
+def replay(trail: Trail) -> None:
+    """What an earlier look read counts as read now (it still holds: the caller checked)."""
+    current = _TRAIL.get()
+    if current is not None:
+        current.absorb(trail)
 
 
 def saw_file(path: str | Path, data: bytes | None) -> None:

@@ -481,3 +481,25 @@ def test_a_lfsconfig_in_a_dependency_sends_every_fast_path_to_the_full_command(
     before = snapshot(pinned_clean.root)
     assert declined(["checkout"], pinned_clean.root)  # nor does a fresh look answer
     assert snapshot(pinned_clean.root) == before
+
+
+@pytest.mark.parametrize("override", [False, True])
+def test_the_noop_colours_its_lines_as_the_full_command_does(
+    pinned_clean, run_qola, tmp_path, override
+):
+    """The line's words and colour have one home (qola/report.py): the no-op from files and
+    from its stamp print exactly what the full command prints, colours included."""
+    extra = {"FORCE_COLOR": "1"}
+    if override:  # the folder's name would fool a reader of the printed line
+        (tmp_path / "x up to date").mkdir()
+        extra["QOLA_SOURCE_DIR_LIB"] = str(tmp_path / "x up to date")
+    full = run_qola("checkout", cwd=pinned_clean.root, env=extra).stdout
+    colour = "\x1b[33m" if override else "\x1b[32m"
+    assert colour in full
+    for _ in ("from files", "from its stamp"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "qola", "checkout"], cwd=pinned_clean.root,
+            env=environment(extra), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert (proc.returncode, proc.stdout) == (0, full)
+    assert stamps(pinned_clean)  # the second one answered from the stamp

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from qola import cmake_calls, cmake_env, console
+from qola import cmake_calls, cmake_env, console, report
 from qola.plural import count
 from qola.session import Common, finite, session, write_cmake
+
+if TYPE_CHECKING:
+    from qola.at_pin import Handoff
 
 
 def checkout(
@@ -19,19 +23,22 @@ def checkout(
     lock_timeout: float,
     fetch_timeout: float,
     fmt: str = "text",
+    handoff: Handoff | None = None,
 ) -> int:
-    """Check out, report each dependency in manifest order, and return the exit code."""
+    """Check out, report each dependency in manifest order, and return the exit code.
+
+    handoff: what the no-op loaded and observed before it stepped aside."""
     from qola import render
     from qola.checkout import checkout as run_checkout
     from qola.plan import Options
 
-    with session(common, offline=offline) as sess:
+    with session(common, offline=offline, handoff=handoff) as sess:
         cmake_calls.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
         _warn_if_an_edit_is_left_over(sess.manifest.root)
         sess.runner.timeout = finite(fetch_timeout)
         options = Options(offline, force, jobs, cache.absolute() if cache else None)
         result = run_checkout(
-            sess.manifest, sess.deps, sess.runner, options, sess.note, lock_timeout
+            sess.manifest, sess.deps, sess.runner, options, sess.note, lock_timeout, sess.seen
         )
         for dep in sess.deps:
             outcome = result.outcomes.get(dep.name)
@@ -40,13 +47,11 @@ def checkout(
                     (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
             if dep.name in result.failures or fmt != "text":
                 continue
-            what = "; ".join(outcome.actions) if outcome and outcome.actions else "up to date"
-            colour = "green" if what == "up to date" else ""
+            what = "; ".join(outcome.actions) if outcome and outcome.actions else report.UP_TO_DATE
             state = result.states.get(dep.name)
             if state is not None and state.overridden:
-                what, colour = f"overridden by {state.worktree}", "yellow"
-            shown = console.paint(what, colour) if colour else what
-            console.result(f"{dep.name} {dep.path} {dep.commit[:12]} {shown}")
+                what = report.overridden(state.worktree)
+            console.result(report.shown(*report.line(dep, what), console.paint))
         for dep in sess.deps:  # in manifest order, however --jobs finished them
             if dep.name in result.failures:
                 cmake_env.report(cmake_env.render(result.failures[dep.name]))
@@ -60,7 +65,7 @@ def checkout(
         if fmt == "json":
             console.result(render.checkout_json(sess.manifest, sess.deps, result), end="")
         if result.exit_code == 0 and cmake_out is not None:
-            write_cmake(cmake_out, sess)
+            write_cmake(cmake_out, sess, result.seen)
         return result.exit_code
 
 
