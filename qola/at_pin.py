@@ -107,4 +107,4 @@ def proven(
                 return False
         return True
 
-    return stamp.vouch(manifest, at_pins)
+    return stamp.vouch(manifest.looked, at_pins)

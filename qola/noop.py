@@ -242,7 +242,7 @@ def _observe_all(
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
         # The stamp lists what the loader and the look read, each as it was read.
         with confined(manifest.root):
-            proof = stamp.vouch(manifest, look)
+            proof = stamp.vouch(manifest.looked, look)
         if len(lines) != len(deps):
             return None  # some dependency needs work (look stopped there)
         if cmake_out is not None:

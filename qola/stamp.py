@@ -10,10 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
-
-if TYPE_CHECKING:
-    from qola.manifest import Manifest
+from typing import NamedTuple
 
 # The one version of a stamp's meaning, for the no-op's stamp files and the CMake results
 # file alike (QoLA.cmake keeps a copy; a test proves the two equal). Bump it whenever what
@@ -159,9 +156,10 @@ class Proof(NamedTuple):  # not a dataclass: the no-op's stamp path must not imp
     watch: tuple[str, ...] = ()
 
 
-def vouch(manifest: Manifest, look: Callable[[], bool]) -> Proof:
-    """What vouches for look()'s answer: the manifest loader's reads and look()'s, if they
-    all still hold after it (qola/at_pin.py's `proven` is the look of "every dependency at
+def vouch(loaded: Sequence[Pair] | None, look: Callable[[], bool]) -> Proof:
+    """What vouches for look()'s answer: what loading the manifest read (loaded, its
+    `looked`; None: nothing vouches for it) and what look() reads, if they all still hold
+    after it (qola/at_pin.py's `proven` is the look of "every dependency at
     its pin").
 
     Each entry is what was read, as it was read: another run moving a dependency while
@@ -172,11 +170,11 @@ def vouch(manifest: Manifest, look: Callable[[], bool]) -> Proof:
     with recording() as trail:
         seen = look()
     watched = tuple(trail.watch)
-    if not seen or trail.unprovable or manifest.looked is None:
+    if not seen or trail.unprovable or loaded is None:
         return Proof(None, watched)
     combined = Trail()
     combined.note(str(version), expect(version))
-    for path, expectation in [*manifest.looked, *trail.pairs()]:
+    for path, expectation in [*loaded, *trail.pairs()]:
         combined.note(path, expectation)
     pairs = combined.pairs()
     if combined.unprovable or not holds(pairs):
