@@ -189,7 +189,7 @@ cmake_policy(PUSH)
 cmake_policy(VERSION 3.21)
 
 # The format of the results file and its stamp this module understands: a copy of
-# qola/stamp.py's FORMAT (CMake cannot import Python; a test proves the two equal);
+# qola/repo/trail.py's FORMAT (CMake cannot import Python; a test proves the two equal);
 # and the module's folder. In the cache too: qola_checkout() may be called from a
 # folder that did not include this file, above it (FetchContent, add_subdirectory).
 set(_QOLA_RESULTS_FORMAT 2 CACHE INTERNAL "qola: the results format QoLA.cmake reads")
@@ -236,7 +236,7 @@ _qola_option(QOLA_SKIP_CHECKOUT "qola: change nothing on disk, only verify again
 # --- helpers every configure uses ---------------------------------------------
 
 # The NAME of QOLA_<NAME>_SHA for each of a list of dependency names (they hold
-# no `;`); the same rule as qola.cmake_out.cmake_name(). Two commands for the
+# no `;`); the same rule as qola.output.cmake_results.cmake_name(). Two commands for the
 # whole list, not a function call per dependency.
 macro(_qola_cmake_names out names)
   string(REGEX REPLACE "[^A-Za-z0-9_;]" "_" ${out} "${names}")
@@ -285,7 +285,7 @@ function(_qola_stamp_key out command deps)
 endfunction()
 
 # Sets `out` to TRUE when every entry of the stamp the results file just read
-# still holds: the same checks as holds() in qola/stamp.py, which says what each
+# still holds: the same checks as holds() in qola/repo/trail.py, which says what each
 # expectation means. The results file lists the entries by kind (cmake_out.py);
 # each list is walked once with a fixed number of commands per entry, so the cost
 # grows linearly with the entries. (Passing the stamp as arguments would define

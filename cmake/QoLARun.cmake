@@ -317,7 +317,7 @@ endfunction()
 
 # A CMake quoted argument whose value is exactly text: every character that would end
 # it, expand or be read otherwise (a bracket argument would lose a carriage return and a
-# leading newline) escaped, as qola/cmake_out.py's cmake_quote does for the results file.
+# leading newline) escaped, as qola/output/cmake_results.py's cmake_quote does for the results file.
 function(_qola_quote out text)
   string(REPLACE "\\" "\\\\" text "${text}")
   string(REPLACE "\"" "\\\"" text "${text}")
@@ -382,7 +382,7 @@ function(_qola_write_verify_script script manifest environment)
   file(WRITE "${script}" "${text}")
 endfunction()
 
-# QOLA_CMAKE_CALLS for the call `id` (qola/cmake_env.py): the records (_qola_note_call)
+# QOLA_CMAKE_CALLS for the call `id` (qola/output/cmake_env.py): the records (_qola_note_call)
 # of the calls made earlier in this configure, then of those the last one made after them.
 function(_qola_other_calls out id)
   get_property(made GLOBAL PROPERTY _QOLA_MADE)
@@ -433,7 +433,7 @@ function(_qola_run manifest results id quiet)
 
   set(output "${stdout}${stderr}")
   # What qola said that is not on the screen yet, for a message to show once: stdout (its
-  # results, and under CMake a failure's report, qola/console.py's report()), and stderr
+  # results, and under CMake a failure's report, qola/base/console.py's report()), and stderr
   # too when it was not shown live (QUIET).
   set(unshown "${stdout}")
   if(NOT quiet STREQUAL "")

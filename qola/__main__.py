@@ -11,13 +11,13 @@ import sys
 
 def main() -> None:
     """The console script."""
-    from qola.platforms import require_supported
+    from qola.base.platforms import require_supported  # lazy: the no-op first, click only past it
 
     require_supported()
-    from qola.noop import answer
+    from qola.noop import answer  # lazy: the no-op first, click only past it
 
     handoff = answer(sys.argv[1:])
-    from qola.cli import main as full
+    from qola.cli import main as full  # lazy: the no-op first, click only past it
 
     full(handoff)
 

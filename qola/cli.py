@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 if __name__ == "__main__":
-    from qola.platforms import require_supported
+    from qola.base.platforms import require_supported
 
     require_supported()
     # `python -m qola.cli checkout` is what CMake runs at every configure: a checkout with
@@ -24,14 +24,17 @@ import click
 from click.core import ParameterSource
 from click.shell_completion import CompletionItem
 
-from qola import __version__, cmake_env, console, options
-from qola.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
-from qola.options import Spec
-from qola.session import Common
+from qola import __version__
+from qola.base import console
+from qola.base.errors import EXIT_GIT, EXIT_INTERRUPTED, EXIT_USAGE, QolaError
+from qola.commands import options
+from qola.commands.options import Spec
+from qola.commands.session import Common
+from qola.output import cmake_env
 
 if TYPE_CHECKING:
-    from qola.at_pin import Handoff
     from qola.manifest import Manifest
+    from qola.sync.at_pin import Handoff
 
 EXIT_CODES = """\b
 Exit codes:
@@ -115,7 +118,7 @@ def _click_type(spec: Spec) -> Any:
 
 
 def option(spec: Spec, envvar: bool = True) -> Callable[[F], F]:
-    """The click option of a Spec in qola/options.py (the no-op reads the same table)."""
+    """The click option of a Spec in qola/commands/options.py (the no-op reads the same table)."""
     kwargs: dict[str, Any] = {"help": spec.help, "cls": Option}
     if envvar and spec.envvar:
         kwargs["envvar"] = spec.envvar
@@ -208,7 +211,7 @@ def common_from(
     if manifest is None:
         searched_from = Path(os.getcwd())
         manifest = options.find_manifest(searched_from)[0]
-    from qola import console
+    from qola.base import console  # lazy: each command loads its own
 
     console.configure(value["verbose"], value["quiet"])
     return Common(
@@ -237,7 +240,7 @@ def complete_groups(ctx: click.Context, param: click.Parameter, incomplete: str)
 
 def _manifest_to_complete(ctx: click.Context) -> Manifest | None:
     """The manifest the command line being completed names, or None when it cannot be read."""
-    from qola.manifest import load
+    from qola.manifest import load  # lazy: each command loads its own
 
     def pick(name: str) -> Any:
         return ctx.params.get(name) or _before_the_command(ctx, name)
@@ -339,8 +342,8 @@ def checkout(
     fmt: str,
 ) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
-    from qola.at_pin import Handoff  # lazy: imported with the command it is for
-    from qola.commands.checkout import checkout as command
+    from qola.commands.checkout import checkout as command  # lazy: each command loads its own
+    from qola.sync.at_pin import Handoff  # lazy: imported with the command it is for
 
     handoff = click.get_current_context().obj  # the no-op's, given to main()
     sys.exit(
@@ -391,7 +394,7 @@ def verify(
     cmake_out: Path | None,
 ) -> None:
     """Check, read-only, that the tree matches the manifest (offline unless --remote)."""
-    from qola.commands import verify as verifying
+    from qola.commands import verify as verifying  # lazy: each command loads its own
 
     if manifest_only and (strict or cmake_out is not None):
         other = "--strict" if strict else "--cmake-out"
@@ -408,7 +411,7 @@ def verify(
 @handle_errors
 def status(common: Common, fmt: str) -> None:
     """One line per dependency: pin, HEAD, state, gitlink, dirt."""
-    from qola.commands.status import status as command
+    from qola.commands.status import status as command  # lazy: each command loads its own
 
     sys.exit(command(common, fmt))
 
@@ -463,7 +466,7 @@ def bump(
 ) -> None:
     """Move NAME's pin to REF (or with --all every tracked pin to its tip): resolve, show the
     log, rewrite the pin, check out."""
-    from qola.commands import bump as bumping
+    from qola.commands import bump as bumping  # lazy: each command loads its own
 
     opts = bumping.BumpOptions(
         ref=ref, dry_run=dry_run, do_commit=do_commit, no_checkout=no_checkout,
@@ -491,7 +494,7 @@ def bump(
 @handle_errors
 def freeze(common: Common, dry_run: bool) -> None:
     """Rewrite pins (all, or NAMES) to the commits checked out now, in full."""
-    from qola.commands.freeze import freeze as command
+    from qola.commands.freeze import freeze as command  # lazy: each command loads its own
 
     sys.exit(command(common, dry_run))
 
@@ -509,7 +512,7 @@ def freeze(common: Common, dry_run: bool) -> None:
 @handle_errors
 def init(manifest: Path | None, dry_run: bool) -> None:
     """Write a new manifest pinning the root's submodules at their recorded commits."""
-    from qola.commands.init import init as command
+    from qola.commands.init import init as command  # lazy: each command loads its own
 
     ctx = click.get_current_context()
     earlier = _before_the_command(ctx, "manifest")
@@ -535,7 +538,7 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
     hook, no fsmonitor and no automatic gc (yours included), and no command
     those repositories' own config names. CMD's exit code is passed through.
     """
-    from qola.commands.exec import exec_ as run
+    from qola.commands.exec import exec_ as run  # lazy: each command loads its own
 
     sys.exit(run(common, command))
 
@@ -562,7 +565,7 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> None:
     does not descend from the old pin is flagged. -v adds the --stat summary. Writes
     nothing; exit 3 when some history could not be fetched (the rest is printed).
     """
-    from qola.commands.diff import diff as command
+    from qola.commands.diff import diff as command  # lazy: each command loads its own
 
     sys.exit(command(common, rev, fmt, fetch_timeout))
 
@@ -598,7 +601,7 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
     only, into a temporary repository, back to the pin's date where it can; never
     touches the dependencies. -v lists the commits.
     """
-    from qola.commands.outdated import outdated as command
+    from qola.commands.outdated import outdated as command  # lazy: each command loads its own
 
     sys.exit(command(common, fmt, fail_if_behind, fetch_timeout))
 
@@ -637,7 +640,7 @@ def foreach(common: Common, keep_going: bool, jobs: int) -> None:
     in CMD's environment. Stops at the first failure unless --keep-going; the exit code
     is the first failure's. A dependency that is not checked out is skipped.
     """
-    from qola.commands.foreach import foreach as command
+    from qola.commands.foreach import foreach as command  # lazy: each command loads its own
 
     sys.exit(command(common, click.get_current_context().meta.get("qola.command", ()),
                      keep_going, jobs))  # fmt: skip
@@ -648,7 +651,7 @@ def foreach(common: Common, keep_going: bool, jobs: int) -> None:
 @handle_errors
 def demo(folder: Path | None) -> None:
     """An offline walk-through on throwaway repositories, in FOLDER (default: a new temp folder)."""
-    from qola.demo import run
+    from qola.commands.demo import run  # lazy: each command loads its own
 
     sys.exit(run(folder, echo=click.echo))
 
@@ -657,7 +660,7 @@ def demo(folder: Path | None) -> None:
 @handle_errors
 def cmake_dir() -> None:
     """Print the folder holding QoLAConfig.cmake (for CMAKE_PREFIX_PATH)."""
-    from qola.cmake_out import cmake_dir as folder
+    from qola.output.cmake_results import cmake_dir as folder  # lazy: each command loads its own
 
     click.echo(str(folder()))
 

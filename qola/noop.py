@@ -10,7 +10,7 @@ full command line (qola/cli.py) runs from the start and has the last word.
 So it can only ever say what the full command would say for a tree that is
 already at its pins: the same lines and the same CMake file.
 
-Having answered, it keeps the answer in a stamp (qola/stamp.py) in the git dir
+Having answered, it keeps the answer in a stamp (qola/repo/trail.py) in the git dir
 of the repository holding the manifest, one per command line, with the files
 that prove it and the QOLA_SOURCE_DIR_<NAME> values. The next no-op with the
 same command line checks those and prints the same lines without importing
@@ -29,10 +29,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qola import colour, options, report, stamp
+from qola.base import colour
+from qola.commands import options
+from qola.repo import trail
+from qola.sync import report
 
 if TYPE_CHECKING:
-    from qola.at_pin import Handoff, Seen
+    from qola.sync.at_pin import Handoff, Seen
 
 Line = tuple[str, str]  # a report line: report.line's (what comes first, what it says)
 
@@ -170,11 +173,11 @@ def _noop(argv: list[str], handoff: list[Handoff]) -> tuple[list[str], list[Line
     searched_from = None
     if "manifest" in given:
         manifest = Path(given["manifest"])
-    else:  # as the full command line finds it (qola/options.py)
+    else:  # as the full command line finds it (qola/commands/options.py)
         searched_from = Path(os.getcwd())
         manifest = options.find_manifest(searched_from)[0]
     invocation = {
-        "format": stamp.FORMAT,
+        "format": trail.FORMAT,
         "qola": _identity(),
         "manifest": os.path.abspath(manifest),
         "root": os.path.abspath(given["root"]) if given.get("root") else None,
@@ -190,7 +193,7 @@ def _noop(argv: list[str], handoff: list[Handoff]) -> tuple[list[str], list[Line
         lines = _answer_from_stamp(stamp_file, invocation)
         if lines is not None:
             return notes, lines
-    from qola.gitconfig import without_git
+    from qola.repo.configfile import without_git  # lazy: only when the stamp misses
 
     with without_git():  # the no-op runs no git: where a reading needs git, it steps aside
         lines = _observe_all(invocation, stamp_file, handoff)
@@ -202,11 +205,11 @@ def _observe_all(
 ) -> list[Line] | None:
     """The answer from the manifest and every dependency's files; a stamp of it when it can.
     What it loaded and observed goes in handoff (the full command starts from it)."""
-    from qola.at_pin import Handoff, look_at, verdict  # lazy: the fast path's fall-through
-    from qola.errors import QolaError
-    from qola.gitfiles import confined
-    from qola.manifest import load
-    from qola.names import override_variable
+    from qola.base.errors import QolaError  # lazy: only when the stamp misses
+    from qola.base.names import override_variable  # lazy: only when the stamp misses
+    from qola.manifest import load  # lazy: only when the stamp misses
+    from qola.repo.gitfiles import confined  # lazy: only when the stamp misses
+    from qola.sync.at_pin import Handoff, look_at, verdict  # lazy: the fast path's fall-through
 
     manifest_path = Path(invocation["manifest"])
     cmake_out = invocation["cmake_out"]
@@ -242,11 +245,11 @@ def _observe_all(
             return None  # (an abbreviated legacy pin, which expanding asks git for anyway)
         # The stamp lists what the loader and the look read, each as it was read.
         with confined(manifest.root):
-            proof = stamp.vouch(manifest.looked, look)
+            proof = trail.vouch(manifest.looked, look)
         if len(lines) != len(deps):
             return None  # some dependency needs work (look stopped there)
         if cmake_out is not None:
-            from qola.cmake_out import write_for
+            from qola.output.cmake_results import write_for  # lazy: only when the stamp misses
 
             written = write_for(Path(cmake_out), manifest, deps, proof)
             if written is None:
@@ -257,7 +260,7 @@ def _observe_all(
     pairs = proof.entries
     if stamp_file is not None and pairs is not None:
         if cmake_out is not None:
-            pairs.append((cmake_out, stamp.expect(cmake_out)))
+            pairs.append((cmake_out, trail.expect(cmake_out)))
         env = {name: _override(name) for name in (override_variable(d.name) for d in deps)}
         _write_stamp(stamp_file, invocation, env, pairs, lines)
     return lines
@@ -299,13 +302,13 @@ def _stamp_file(invocation: dict[str, Any]) -> str | None:
         if parent == folder:
             return None
         folder = parent
-    from qola.gitfiles import find_git_dir
+    from qola.repo.gitfiles import find_git_dir  # lazy: only when the stamp misses
 
     gitdir = find_git_dir(Path(folder))
     if gitdir is None:
         return None
     key = hashlib.sha256(json.dumps(invocation, sort_keys=True).encode()).hexdigest()[:32]
-    from qola import store
+    from qola.repo import store  # lazy: only when the stamp misses
 
     return store.noop_stamp(gitdir, key)
 
@@ -332,7 +335,7 @@ def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[Line] | No
         return None
     if any(_override(name) != value for name, value in env.items()):
         return None  # an override was set, changed or removed
-    return [(p[0], p[1]) for p in lines] if stamp.holds((p[0], p[1]) for p in pairs) else None
+    return [(p[0], p[1]) for p in lines] if trail.holds((p[0], p[1]) for p in pairs) else None
 
 
 def _write_stamp(
@@ -349,7 +352,7 @@ def _write_stamp(
         "entries": [[path, expectation] for path, expectation in pairs],
         "lines": [list(line) for line in lines],  # each [what comes first, what it says]
     }
-    from qola import store
+    from qola.repo import store  # lazy: only when the stamp misses
 
     with contextlib.suppress(OSError):
         store.write_file(path, json.dumps(data).encode(), store.noop_stamp_gitdir(path))

@@ -67,7 +67,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(var)
     for var in ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(var, raising=False)
-    from qola import console
+    from qola.base import console
 
     console.configure()  # -v or -q of an earlier command run in this process ends with it
 

@@ -55,7 +55,7 @@ def hold_lock(root: Path) -> subprocess.Popen[str]:
     code = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from qola.lock import root_lock\n"
+        "from qola.gitrun.lock import root_lock\n"
         "with root_lock(Path(sys.argv[1])):\n"
         "    print('held', flush=True)\n"
         "    time.sleep(600)\n"

@@ -55,7 +55,7 @@ def head(repo: Path) -> str:
 
 def without_noop_stamps(state: dict[str, str]) -> dict[str, str]:
     """A snapshot (of a root) less the no-op's stamps, where store.noop_stamps keeps them."""
-    from qola import store
+    from qola.repo import store
 
     folder = store.noop_stamps(Path(".git")).as_posix()
     return {
@@ -67,7 +67,7 @@ def without_noop_stamps(state: dict[str, str]) -> dict[str, str]:
 
 def snapshot(root: Path) -> dict[str, str]:
     """Every file and link below root (work trees and .git alike) with a digest of it."""
-    from qola import store
+    from qola.repo import store
 
     state: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
@@ -145,7 +145,7 @@ def large_project(root: Path, url: Path | str, pin: str) -> Path:
 
 def temp_clones(root: Path) -> list[Path]:
     """qola's temporary clones of `big` (store.temp_clone) that are still there."""
-    from qola import store
+    from qola.repo import store
 
     model = store.temp_clone(root / "3rdparty" / "big")
     return list(model.parent.glob(model.name.rsplit("-", 1)[0] + "-*"))

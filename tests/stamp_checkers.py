@@ -1,4 +1,4 @@
-"""Both stamp checkers on the same entries: qola/stamp.py's holds() and QoLA.cmake's own
+"""Both stamp checkers on the same entries: qola/repo/trail.py's holds() and QoLA.cmake's own
 _qola_stamp_holds(), run by real CMake (`cmake -P`) on a results file qola rendered."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from qola import stamp
-from qola.cmake_out import render
 from qola.manifest import Manifest
+from qola.output.cmake_results import render
+from qola.repo import trail
 
 REPO = Path(__file__).resolve().parent.parent
 MODULE = REPO / "cmake" / "QoLA.cmake"
@@ -27,7 +27,7 @@ def results_file(folder: Path, entries: list[tuple[str, str]]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(folder / "qola.toml", folder, ())
     results = folder / "results.cmake"
-    results.write_text(render([], manifest, stamp.Proof(entries)))
+    results.write_text(render([], manifest, trail.Proof(entries)))
     return results
 
 
@@ -39,5 +39,5 @@ def cmake_holds(cmake: Path, results: Path) -> bool:
         [str(cmake), "-P", str(script)], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"format={stamp.FORMAT}" in proc.stdout, proc.stdout
+    assert f"format={trail.FORMAT}" in proc.stdout, proc.stdout
     return "holds=TRUE" in proc.stdout

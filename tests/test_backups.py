@@ -6,7 +6,7 @@ import re
 
 from repos import git
 
-from qola import store
+from qola.repo import store
 
 MOVES = 10
 
@@ -39,9 +39,9 @@ def test_many_force_moves_within_a_second_keep_every_edit_recoverable(
 
 
 def test_a_backup_ref_that_exists_is_never_replaced(pinned_clean, upstream):
-    from qola.errors import GitError
-    from qola.git import Runner
-    from qola.refs import save
+    from qola.base.errors import GitError
+    from qola.gitrun.git import Runner
+    from qola.sync.refs import save
 
     ref = store.backup_ref("lib")
     save(Runner(), pinned_clean.lib, ref, upstream.lib_v2, "lib")

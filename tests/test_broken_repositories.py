@@ -14,7 +14,7 @@ from repos import git, snapshot, without_noop_stamps
 from stamp_checkers import cmake_holds
 from test_cmake import _pypi_cmake
 
-from qola import gitfiles
+from qola.repo import gitfiles
 
 
 def stamped(project) -> Path:

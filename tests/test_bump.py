@@ -10,7 +10,7 @@ import pytest
 from repos import git, head, init_repo, snapshot
 from superprojects import legacy_superproject
 
-import qola.moves
+import qola.history.bump
 
 
 @pytest.fixture
@@ -179,14 +179,14 @@ def test_bump_failing_checkout_writes_nothing(at_v1, upstream, run_qola):
 
 
 def test_bump_manifest_changed_meanwhile_writes_nothing(at_v1, upstream, run_qola, monkeypatch):
-    read = qola.moves.read_manifest
+    read = qola.history.bump.read_manifest
 
     def read_then_someone_edits(manifest):
         raw, text = read(manifest)
         manifest.path.write_text(text + "# edited by someone else\n")
         return raw, text
 
-    monkeypatch.setattr(qola.moves, "read_manifest", read_then_someone_edits)
+    monkeypatch.setattr(qola.history.bump, "read_manifest", read_then_someone_edits)
     res = run_qola("bump", "lib", "-m", str(at_v1.manifest))
     assert res.exit_code == 2
     assert "changed on disk since qola read it; nothing was written" in res.stderr

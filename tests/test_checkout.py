@@ -10,7 +10,7 @@ from pathlib import Path
 
 from repos import PROTOCOL_V0, commit_file, git, head, ran, snapshot, without_noop_stamps
 
-from qola import store
+from qola.repo import store
 
 
 def test_checkout_clones_missing_dep_with_nested_submodules(make_project, upstream, run_qola):

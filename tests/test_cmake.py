@@ -22,8 +22,8 @@ from conftest import Upstream
 from repos import git, head
 
 import qola
-from qola import store
-from qola.cmake_out import cmake_dir
+from qola.output.cmake_results import cmake_dir
+from qola.repo import store
 
 REPO = Path(__file__).resolve().parent.parent  # the checkout under test
 MODULE = REPO / "cmake" / "QoLA.cmake"

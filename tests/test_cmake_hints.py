@@ -195,8 +195,8 @@ To add an exception for this directory, call:
 def test_git_error_keeps_the_owners_and_drops_the_global_trust_advice(
     under_cmake: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from qola import cmake_env
-    from qola.git import Output, command_error
+    from qola.gitrun.git import Output, command_error
+    from qola.output import cmake_env
 
     if under_cmake:
         monkeypatch.setenv("QOLA_CMAKE_BINARY_DIR", "/src/build")

@@ -10,11 +10,13 @@ import pytest
 from conftest import Upstream
 from repos import git
 
-from qola import at_pin, commitcache, manifest
-from qola.cmake_out import CMakeResult, cmake_name, render, write_results
-from qola.errors import ManifestError
-from qola.git import Runner
-from qola.observe import observe
+from qola import manifest
+from qola.base.errors import ManifestError
+from qola.gitrun.git import Runner
+from qola.output.cmake_results import CMakeResult, cmake_name, render, write_results
+from qola.repo import commitcache
+from qola.sync import at_pin
+from qola.sync.observe import observe
 
 SHA = "d32b0cb62ecc32bb1a858e8437d58eb9b3856af6"
 

@@ -18,7 +18,7 @@ from conftest import Upstream
 from repos import head
 from test_cmake import BAD_SHA, GENERATORS, MODULE, Consumer, _pypi_cmake, make_consumer
 
-from qola.cmake_out import CMakeResult, cmake_quote, render
+from qola.output.cmake_results import CMakeResult, cmake_quote, render
 
 # Each of these would end a quoted argument, expand or close a bracket argument: `${HOME}`
 # and `$ENV{PATH}` would expand, `]=]` close `[=[ ... ]=]`. (Not `#`: CMake 3.21 refuses

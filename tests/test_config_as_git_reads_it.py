@@ -521,8 +521,8 @@ def _instance(key: str) -> str:
 
 
 def _overridden(name: str) -> bool:
-    from qola import fetchtarget, overrides
-    from qola.gitconfig import entry_of
+    from qola.gitrun import fetchtarget, overrides
+    from qola.repo.configfile import entry_of
 
     entry = entry_of(name.lower() if "." not in name[:-1] else name, "value")
     entry = entry._replace(section=entry.section.lower(), key=entry.key.lower())
@@ -587,7 +587,7 @@ def _overridden_keys(guard, repo: Path) -> set[str]:
 def test_a_config_rewritten_in_place_with_its_mtime_put_back_is_listed_again(tmp_path):
     """Same inode, same size, the mtime put back (as an owner rewriting it concurrently
     can): the ctime, which only the kernel sets, says it changed."""
-    from qola.repoconfig import Guard
+    from qola.gitrun.guard import Guard
 
     repo = init_repo(tmp_path / "repo")
     config = repo / ".git" / "config"
@@ -608,7 +608,7 @@ def test_a_config_rewritten_in_place_with_its_mtime_put_back_is_listed_again(tmp
 
 
 def test_a_git_file_retargeted_after_the_listing_is_listed_again(tmp_path):
-    from qola.repoconfig import Guard
+    from qola.gitrun.guard import Guard
 
     tree = tmp_path / "tree"
     tree.mkdir()
@@ -627,7 +627,7 @@ def test_a_config_include_that_is_a_fifo_is_refused(tmp_path):
     what the listing read proves nothing."""
     import threading
 
-    from qola.repoconfig import Guard, UnsafeConfigError
+    from qola.gitrun.guard import Guard, UnsafeConfigError
 
     repo = init_repo(tmp_path / "repo")
     fifo = repo / ".git" / "inc"

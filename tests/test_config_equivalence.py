@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from qola import gitconfig, gitfiles
+from qola.repo import configfile, gitfiles
 
 _SETTINGS = settings(max_examples=500, derandomize=True, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
@@ -127,7 +127,7 @@ def _git_list(data: bytes, folder: Path, includes: bool) -> list[tuple[str, str 
     )  # fmt: skip
     if done.returncode != 0:
         return None
-    return [(e.name, e.value) for e in gitconfig.parse_listing(done.stdout, False)]
+    return [(e.name, e.value) for e in configfile.parse_listing(done.stdout, False)]
 
 
 def _folder(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
@@ -143,7 +143,7 @@ def _folder(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
 @_known
 def test_the_port_agrees_with_git_or_is_unsure(tmp_path_factory, data):
     folder = _folder(tmp_path_factory)
-    found = gitconfig.parse_exact(data)
+    found = configfile.parse_exact(data)
     if found is None:
         return
     assert [(e.name, e.value) for e in found] == _git_list(data, folder, includes=False)
@@ -156,8 +156,8 @@ def test_readers_that_follow_includes_agree_with_git_or_are_unsure(tmp_path_fact
     """entries(includes=True) without git, as on the no-op path: never a listing that
     leaves out what an include brings."""
     folder = _folder(tmp_path_factory)
-    with gitconfig.without_git():
-        found = gitconfig.entries(data, str(folder / "config"), includes=True)
+    with configfile.without_git():
+        found = configfile.entries(data, str(folder / "config"), includes=True)
     if found is None:
         return
     assert [(e.name, e.value) for e in found] == _git_list(data, folder, includes=True)
@@ -170,7 +170,7 @@ def test_the_noop_view_of_core_settings_agrees_with_git_or_is_unsure(tmp_path_fa
     """What the no-op takes from a repository's config (core.*, extensions.*: whether git
     accepts the repository, and its work tree) is git's, or nothing."""
     folder = _folder(tmp_path_factory)
-    with gitconfig.without_git():
+    with configfile.without_git():
         found = gitfiles._settings(data, "config")
     listed = _git_list(data, folder, includes=False)
     if isinstance(found, str):
@@ -193,12 +193,12 @@ def test_gitmodules_paths_agree_with_git_or_are_unsure(tmp_path_factory, data):
     """The paths .gitmodules lists, from which qola finds the repositories git may enter."""
     folder = _folder(tmp_path_factory)
     text = data + b'\n[submodule "s"]\n\tpath = some/where\n'
-    found = gitconfig.parse_exact(text)
+    found = configfile.parse_exact(text)
     if found is None:
         return
     listed = _git_list(text, folder, includes=False)
     assert listed is not None
-    ours = [m.path for m in gitconfig.submodules_of(found)]
-    theirs = [m.path for m in gitconfig.submodules_of([gitconfig.entry_of(n, v)
+    ours = [m.path for m in configfile.submodules_of(found)]
+    theirs = [m.path for m in configfile.submodules_of([configfile.entry_of(n, v)
                                                        for n, v in listed])]  # fmt: skip
     assert ours == theirs

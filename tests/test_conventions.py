@@ -16,8 +16,9 @@ from procs import environment
 from procs import noop_declined as declined
 from repos import git, snapshot
 
-from qola import __version__, noop, options
+from qola import __version__, noop
 from qola.cli import cli
+from qola.commands import options
 
 QOLA = Path(__file__).resolve().parent.parent / "qola"
 
@@ -107,7 +108,7 @@ def test_noop_and_cli_do_not_import_each_other():
 
     assert not {"qola.cli", "qola.__main__"} & imported("noop")
     assert "qola.noop" in imported("cli")  # one way only: cli's fast start reads the no-op
-    assert not {"qola.cli", "qola.noop"} & imported("options")
+    assert not {"qola.cli", "qola.noop"} & imported("commands/options")
 
 
 # -- before the command, -V

@@ -10,8 +10,8 @@ import procs
 import pytest
 from repos import git, head, large_project, ran, temp_clones
 
-from qola import store
-from qola.lock import lock_path
+from qola.gitrun.lock import lock_path
+from qola.repo import store
 
 
 def _clone_started(root: Path) -> bool:

@@ -9,7 +9,7 @@ import pytest
 from repos import git, ran, snapshot
 from superprojects import legacy_superproject
 
-from qola import markdown
+from qola.base import markdown
 
 
 def diff(run_qola, project, *args: str):

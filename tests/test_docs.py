@@ -138,7 +138,7 @@ def test_document_does_not_cite_the_design_notes(source: Path) -> None:
 def test_citation_scan_covers_the_code_the_cmake_module_and_the_benchmarks() -> None:
     scanned = {name(path) for path in CITATION_SOURCES}
     assert {
-        "qola/errors.py",
+        "qola/base/errors.py",
         "qola/commands/bump.py",
         "cmake/QoLARun.cmake",
         "bench/run.py",
@@ -206,7 +206,7 @@ def test_readme_is_a_first_page_of_at_most_200_lines() -> None:
         ("Is every pin still upstream? (scheduled)", "is-every-pin-still-upstream-scheduled"),
         ("GitLab CI, as another user", "gitlab-ci-as-another-user"),
         ("`qola freeze` and `qola init`", "qola-freeze-and-qola-init"),
-        ("The shim in the code (`qola/shim.py`)", "the-shim-in-the-code-qolashimpy"),
+        ("The shim in the code (`qola/gitrun/shim.py`)", "the-shim-in-the-code-qolagitrunshimpy"),
         ("In a pip / scikit-build-core build", "in-a-pip--scikit-build-core-build"),
         ("What --jobs showed (git 2.39.5)", "what---jobs-showed-git-2395"),
         ("From TE's hand-written snippet to one call", "from-tes-hand-written-snippet-to-one-call"),

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from qola.edit import set_pin, write_atomically
-from qola.errors import ManifestError
+from qola.base.errors import ManifestError
+from qola.manifest.edit import set_pin, write_atomically
 
 OLD = "d32b0cb62ecc32bb1a858e8437d58eb9b3856af6"
 NEW = "9f1e2aa67f8c26740d2ff3b29471ccba68637198"

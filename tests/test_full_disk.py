@@ -12,8 +12,8 @@ import procs
 import pytest
 from repos import large_project, temp_clones
 
-from qola.errors import GitError
-from qola.git import Output, command_error
+from qola.base.errors import GitError
+from qola.gitrun.git import Output, command_error
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Whether a folder is a git dir (qola/gitpaths.py is_git_dir), asked of git itself: its
+"""Whether a folder is a git dir (qola/repo/gitpaths.py is_git_dir), asked of git itself: its
 discovery takes a folder for a bare repository exactly when is_git_directory (setup.c) does."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from repos import commit_file, git, init_repo
 
-from qola.gitpaths import is_git_dir, may_hold_repository
+from qola.repo.gitpaths import is_git_dir, may_hold_repository
 
 
 def _git_takes(folder: Path) -> bool:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from repos import commit_file, git, init_repo
 
-from qola import gitindex
-from qola.flagged import flagged_files
-from qola.git import Runner
+from qola.gitrun.flagged import flagged_files
+from qola.gitrun.git import Runner
+from qola.repo import index
 
 # A path longer than the 12-bit name length field holds (git then stores 0xFFF).
 LONG_PATH = "/".join(["d" * 200] * 21) + "/long.txt"
@@ -50,7 +50,7 @@ def git_flagged(repo: Path, *args: str) -> list[tuple[str, str, str, str]]:
 
 
 def read_flagged(repo: Path) -> list[tuple[str, str, str, str | None]] | None:
-    entries = gitindex.flagged_entries(repo / ".git")
+    entries = index.flagged_entries(repo / ".git")
     if entries is None:
         return None
     return [(e.path, e.mode, e.sha, e.flag) for e in entries if not e.is_gitlink]
@@ -105,7 +105,7 @@ def test_reader_finds_exactly_the_entries_ls_files_flags(tmp_path, version, obje
     expected = git_flagged(repo)
     assert len(expected) == (5 if version == 2 else 8)  # the fixture flags what it says
     assert read_flagged(repo) == expected
-    entries = gitindex.flagged_entries(repo / ".git")
+    entries = index.flagged_entries(repo / ".git")
     assert entries is not None
     assert [e.path for e in entries if e.is_gitlink] == ["vendored"]
     hash_size = 20 if object_format == "sha1" else 32
@@ -131,16 +131,16 @@ def test_every_truncation_is_declined_or_reads_the_same(tmp_path, object_format)
     repo = flagged_repo(tmp_path / "repo", 4, object_format)
     hash_size = 20 if object_format == "sha1" else 32
     data = (repo / ".git" / "index").read_bytes()
-    full = gitindex.parse(data, hash_size)
+    full = index.parse(data, hash_size)
     assert full is not None
     for cut in range(len(data)):
-        assert gitindex.parse(data[:cut], hash_size) is None, cut
+        assert index.parse(data[:cut], hash_size) is None, cut
     # Without the checksum to catch it (index.skipHash writes zeros), the structure must:
     # a cut at an optional extension's edge may still read, and then reads the same.
     body = data[:-hash_size]
-    assert gitindex.parse(body + bytes(hash_size), hash_size) == full
+    assert index.parse(body + bytes(hash_size), hash_size) == full
     for cut in range(len(body)):
-        assert gitindex.parse(body[:cut] + bytes(hash_size), hash_size) in (None, full), cut
+        assert index.parse(body[:cut] + bytes(hash_size), hash_size) in (None, full), cut
 
 
 def test_corrupt_index_is_declined(tmp_path):
@@ -148,47 +148,47 @@ def test_corrupt_index_is_declined(tmp_path):
     commit_file(repo, "ab", "x\n")
     git(repo, "update-index", "--skip-worktree", "ab")
     data = (repo / ".git" / "index").read_bytes()
-    assert index_version(repo) == 3 and gitindex.parse(data, 20) is not None
+    assert index_version(repo) == 3 and index.parse(data, 20) is not None
     body = data[:-20]
     flags_at = 12 + 40 + 20  # the only entry's flags, then its extended flags
     # Any changed byte: the checksum no longer matches.
     for at in (0, 9, flags_at, len(body) - 1):
         flipped = bytearray(data)
         flipped[at] ^= 0x01
-        assert gitindex.parse(bytes(flipped), 20) is None, at
+        assert index.parse(bytes(flipped), 20) is None, at
     # Well-hashed, but not what the format allows.
     unknown_bit = bytearray(body)
     unknown_bit[flags_at + 2] |= 0x10  # an extended flag git does not know
-    assert gitindex.parse(rehashed(bytes(unknown_bit), 20), 20) is None
+    assert index.parse(rehashed(bytes(unknown_bit), 20), 20) is None
     as_v2 = bytearray(body)
     as_v2[7] = 2  # version 2 cannot have extended flags
-    assert gitindex.parse(rehashed(bytes(as_v2), 20), 20) is None
+    assert index.parse(rehashed(bytes(as_v2), 20), 20) is None
     for version in (1, 5):
         other = bytearray(body)
         other[7] = version
-        assert gitindex.parse(rehashed(bytes(other), 20), 20) is None
+        assert index.parse(rehashed(bytes(other), 20), 20) is None
     wrong_signature = b"DIRX" + body[4:]
-    assert gitindex.parse(rehashed(wrong_signature, 20), 20) is None
-    assert gitindex.parse(data, 32) is None  # read as SHA-256, it does not add up
+    assert index.parse(rehashed(wrong_signature, 20), 20) is None
+    assert index.parse(data, 32) is None  # read as SHA-256, it does not add up
 
 
 def test_padding_that_is_not_nul_is_declined(tmp_path):
     repo = init_repo(tmp_path / "repo")
     commit_file(repo, "ab", "x\n")  # 40 + 20 + 2 + 2 bytes: padded with 8 NULs
     body = (repo / ".git" / "index").read_bytes()[:-20]
-    assert index_version(repo) == 2 and gitindex.parse(rehashed(body, 20), 20) == ()
+    assert index_version(repo) == 2 and index.parse(rehashed(body, 20), 20) == ()
     padded = bytearray(body)
     padded[12 + 40 + 20 + 2 + 2 + 7] = ord("x")
-    assert gitindex.parse(rehashed(bytes(padded), 20), 20) is None
+    assert index.parse(rehashed(bytes(padded), 20), 20) is None
 
 
 def test_required_extension_is_declined(tmp_path):
     repo = init_repo(tmp_path / "repo")
     commit_file(repo, "a.txt", "a\n")
     body = (repo / ".git" / "index").read_bytes()[:-20]
-    assert gitindex.parse(rehashed(body + b"ZZZZ\0\0\0\0", 20), 20) == ()  # optional: ignored
-    assert gitindex.parse(rehashed(body + b"zzzz\0\0\0\0", 20), 20) is None
-    assert gitindex.parse(rehashed(body + b"ZZZZ\0\0\0\x09", 20), 20) is None  # runs past the end
+    assert index.parse(rehashed(body + b"ZZZZ\0\0\0\0", 20), 20) == ()  # optional: ignored
+    assert index.parse(rehashed(body + b"zzzz\0\0\0\0", 20), 20) is None
+    assert index.parse(rehashed(body + b"ZZZZ\0\0\0\x09", 20), 20) is None  # runs past the end
 
 
 def test_split_index_is_declined(tmp_path):
@@ -210,7 +210,7 @@ def test_sparse_index_is_declined(tmp_path):
     data = (repo / ".git" / "index").read_bytes()
     assert b"sdir" in data and ("S", "040000") in [r[:2] for r in ls_files(repo, "--sparse")]
     assert read_flagged(repo) is None
-    assert gitindex.parse(data, 20) is None  # the index itself, whatever the config says
+    assert index.parse(data, 20) is None  # the index itself, whatever the config says
 
 
 def test_sparse_checkout_without_sparse_index_is_declined(tmp_path):
@@ -220,7 +220,7 @@ def test_sparse_checkout_without_sparse_index_is_declined(tmp_path):
     commit_file(repo, "in/a.txt", "a\n")
     commit_file(repo, "out/b.txt", "b\n")
     git(repo, "sparse-checkout", "set", "--cone", "in")
-    assert gitindex.parse((repo / ".git" / "index").read_bytes(), 20) is not None
+    assert index.parse((repo / ".git" / "index").read_bytes(), 20) is not None
     assert read_flagged(repo) is None
 
 
@@ -262,7 +262,7 @@ def with_nested(tmp_path) -> Path:
     return top
 
 
-def recursive(flagged: list[gitindex.Entry]) -> list[tuple[str, str, str, str | None]]:
+def recursive(flagged: list[index.Entry]) -> list[tuple[str, str, str, str | None]]:
     return [(e.path, e.mode, e.sha, e.flag) for e in flagged]
 
 
@@ -350,11 +350,11 @@ def test_gitlink_paths_lists_every_gitlink_listed_in_gitmodules_or_not(tmp_path)
         git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},{path}")
     git(repo, "update-index", "--skip-worktree", "unlisted")
     (repo / ".gitmodules").write_text('[submodule "l"]\n\tpath = x/listed\n\turl = ./l\n')
-    assert gitindex.gitlink_paths(repo / ".git") == ["unlisted", "x/listed"]
+    assert index.gitlink_paths(repo / ".git") == ["unlisted", "x/listed"]
     git(repo, "sparse-checkout", "set", "--no-cone", "/*")  # flags git acts on differently
-    assert gitindex.gitlink_paths(repo / ".git") == ["unlisted", "x/listed"]
+    assert index.gitlink_paths(repo / ".git") == ["unlisted", "x/listed"]
     (repo / ".git" / "index").unlink()
-    assert gitindex.gitlink_paths(repo / ".git") == []  # to git, no index is an empty one
+    assert index.gitlink_paths(repo / ".git") == []  # to git, no index is an empty one
 
 
 def test_a_fifo_at_the_index_is_declined_without_waiting(tmp_path):
@@ -362,5 +362,5 @@ def test_a_fifo_at_the_index_is_declined_without_waiting(tmp_path):
     commit_file(repo, "a.txt", "a\n")
     (repo / ".git" / "index").unlink()
     os.mkfifo(repo / ".git" / "index")
-    assert gitindex.gitlink_paths(repo / ".git") is None
+    assert index.gitlink_paths(repo / ".git") is None
     assert read_flagged(repo) is None

@@ -15,7 +15,7 @@ from stamp_checkers import cmake_holds
 from test_cmake import _pypi_cmake
 from test_kills import backups_holding, calls_of, nth_call
 
-from qola import store
+from qola.repo import store
 
 MY_EDIT = "my edit, never committed\n"
 

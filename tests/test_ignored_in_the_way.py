@@ -22,7 +22,7 @@ import gitpause
 import pytest
 from repos import commit_file, git, head, init_repo, snapshot, without_noop_stamps
 
-from qola import store
+from qola.repo import store
 
 MINE = {"config.h": b"#define MY_LOCAL_SETTING 1\n", "build/x.o": b"\x7fELF my object\n",
         "gen": b"my generated file\n"}  # fmt: skip

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from qola import manifest
-from qola.errors import ManifestError
-from qola.init_manifest import render_init
+from qola.base.errors import ManifestError
+from qola.manifest.write_new import render_init
 
 AITER = "d32b0cb62ecc32bb1a858e8437d58eb9b3856af6"
 CK = "9f1e2aa67f8c26740d2ff3b29471ccba68637198"

@@ -8,7 +8,7 @@ from pathlib import Path
 from conftest import Upstream
 from repos import commit_file, git, head, init_repo, snapshot
 
-from qola import store
+from qola.repo import store
 
 
 def multi_project(root: Path, deps: dict[str, tuple[str, str]]) -> Path:

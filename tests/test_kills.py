@@ -16,7 +16,7 @@ import pytest
 from conftest import Upstream, manifest_text
 from repos import commit_file, git, head
 
-from qola import store
+from qola.repo import store
 
 MY_EDIT = "my edit\n"
 MY_NESTED_EDIT = "my nested edit\n"
@@ -334,7 +334,7 @@ def test_a_move_record_qola_cannot_read_stops_the_run_and_removes_nothing(
 ):
     from repos import snapshot
 
-    from qola import gitfiles
+    from qola.repo import gitfiles
 
     gitdir = gitfiles.git_dir(behind_pin.lib)
     assert gitdir is not None

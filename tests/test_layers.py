@@ -1,6 +1,6 @@
-"""The shape of qola's imports, read from the AST of every module: a ratchet on import cycles
-and on function-level imports of qola modules (issue 23), so the shape gets no worse while
-the redesign makes it better."""
+"""qola's layers, read from the AST of every import (function-level and type-only ones
+included): a module imports only from its own layer or a lower one, nothing imports in a
+circle, and a function-level import says why it is one. The layers: docs/development.md."""
 
 from __future__ import annotations
 
@@ -12,24 +12,10 @@ from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The import cycles of today, counting function-level imports (not TYPE_CHECKING ones).
-# This list may only shrink, and must be empty when issue 23 is done: a module may leave a
-# cycle, none may join one, and two cycles may not merge.
-KNOWN_CYCLES: list[set[str]] = [
-]
-
-# Function-level imports of qola modules whose line carries no `# lazy: <reason>` comment,
-# per module. These numbers may only shrink: a new function-level import needs its reason on
-# its line (it buys speed), or it belongs at the top of the module.
-KNOWN_LAZY: dict[str, int] = {
-    "__main__": 3, "batch": 4, "checkout": 4, "cli": 14, "cmake_env": 4, "cmake_out": 3,
-    "commands.bump": 8, "commands.checkout": 5, "commands.diff": 1,
-    "commands.exec": 1, "commands.foreach": 1, "commands.freeze": 2, "commands.init": 7,
-    "commands.outdated": 1, "commands.status": 3, "commands.verify": 6, "complete": 3,
-    "console": 1, "demo": 2, "gitfiles": 1, "manifest": 1, "modules": 2,
-    "noop": 10, "observe": 3, "patches": 2, "pending": 5, "platforms": 1, "queries": 2,
-    "render": 3, "session": 7,
-}
+# Bottom to top. A package's modules import from their own package or one listed before it.
+LAYERS = ["base", "repo", "gitrun", "manifest", "sync", "history", "output", "commands"]
+# The entry points above every layer: `python -m qola`, `python -m qola.cli`, the no-op.
+TOP = {"__main__", "cli", "noop"}
 
 
 class Import(NamedTuple):
@@ -143,22 +129,31 @@ def _cycles(edges: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
-def _runtime_edges() -> dict[str, set[str]]:
+def _layer(module: str) -> int:
+    package = module.split(".")[0]
+    return LAYERS.index(package) if package in LAYERS else len(LAYERS)
+
+
+def _edges(with_type_only: bool) -> dict[str, set[str]]:
     edges: dict[str, set[str]] = collections.defaultdict(set)
     for item in _imports():
         edges[item.module]  # every module is a node, importing or not
-        if not item.type_only:
+        if with_type_only or not item.type_only:
             edges[item.module].add(item.target)
             edges[item.target]
     return edges
 
 
+def _where(item: Import) -> str:
+    return f"qola/{item.module.replace('.', '/')}.py:{item.line} imports {item.target}"
+
+
 def test_the_ast_reader_finds_each_kind_of_import():
-    """The ratchets below could pass by reading nothing: known edges of each kind are found."""
+    """The rules below could pass by reading nothing: known edges of each kind are found."""
     found = {(i.module, i.target, i.lazy, i.type_only) for i in _imports()}
     assert ("cli", "commands.checkout", True, False) in found  # in a function
-    assert ("queries", "git", False, True) in found  # under TYPE_CHECKING
-    assert ("noop", "options", False, False) in found  # at the top
+    assert ("gitrun.queries", "gitrun.git", False, True) in found  # under TYPE_CHECKING
+    assert ("noop", "commands.options", False, False) in found  # at the top
 
 
 def test_the_cycle_finder_finds_a_cycle():
@@ -166,37 +161,26 @@ def test_the_cycle_finder_finds_a_cycle():
     assert _cycles(collections.defaultdict(set, edges)) == [{"a", "b", "c"}]
 
 
-def test_no_module_joins_an_import_cycle():
-    """Every cycle today (function-level imports counted) lies inside one known cycle."""
-    for cycle in _cycles(_runtime_edges()):
-        known = [k for k in KNOWN_CYCLES if cycle <= k]
-        assert known, f"a new import cycle, or two cycles merged: {sorted(cycle)}"
+def test_every_module_sits_in_a_layer():
+    loose = [m for m in _modules() if m != "qola"
+             and m.removeprefix("qola.").split(".")[0] not in {*LAYERS, *TOP}]  # fmt: skip
+    assert not loose, f"modules in no layer: {loose} (LAYERS, TOP, docs/development.md)"
 
 
-def test_function_level_imports_of_qola_give_a_reason_or_are_known():
-    """A function-level import of a qola module carries `# lazy: <reason>` on its line, or
-    counts against its module's known number, which may only shrink."""
-    unexplained = collections.Counter(
-        i.module for i in {i._replace(target="") for i in _imports()}
-        if i.lazy and not i.type_only and not i.reason
-    )
-    grown = {m: n for m, n in unexplained.items() if n > KNOWN_LAZY.get(m, 0)}
-    assert not grown, (
-        f"function-level qola imports without a `# lazy:` reason grew: {grown} "
-        "(known: " + ", ".join(f"{m} {KNOWN_LAZY.get(m, 0)}" for m in grown) + ")"
-    )
+def test_no_module_imports_from_a_higher_layer():
+    """Type-only imports too: a type from above is a dependency on above."""
+    upward = sorted(_where(i) for i in _imports() if _layer(i.target) > _layer(i.module))
+    assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
 
 
-# The modules that may know a CMake configure runs qola: the commands, their output, and
-# the entry points. Below them an error carries both wordings of its hint (qola.hints).
-CMAKE_AWARE = {
-    "cli", "render", "render_diff", "render_outdated", "cmake_out", "cmake_calls", "noop", "session"
-}
+def test_no_import_cycle():
+    """Function-level imports counted: none hides a circle. (A type-only import may point
+    back inside its own layer — the runner's helpers name the runner's type — but never up.)"""
+    assert _cycles(_edges(with_type_only=False)) == []
 
 
-def test_only_the_edge_imports_cmake_env():
-    """No module below the commands and their output asks whether CMake runs qola."""
-    importers = {i.module for i in _imports() if i.target == "cmake_env"}
-    assert importers, "the AST reader found no import of cmake_env at all"
-    below = {m for m in importers if m not in CMAKE_AWARE and not m.startswith("commands.")}
-    assert not below, f"below the edge, these import cmake_env: {sorted(below)}"
+def test_function_level_imports_of_qola_say_why():
+    """An import inside a function is there for speed (it loads only for the command or the
+    case that needs it); its line says so with `# lazy: <reason>`."""
+    silent = sorted(_where(i) for i in _imports() if i.lazy and not i.type_only and not i.reason)
+    assert not silent, "function-level imports without a `# lazy:` reason:\n" + "\n".join(silent)

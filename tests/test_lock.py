@@ -10,7 +10,7 @@ import time
 import procs
 from repos import git, head, snapshot
 
-from qola.lock import lock_path, read_holder
+from qola.gitrun.lock import lock_path, read_holder
 
 
 def test_three_concurrent_checkouts_serialise_and_one_clones(make_project, upstream):

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qola import manifest
+from qola.base.errors import ManifestError
 from qola.cli import cli
-from qola.errors import ManifestError
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from repos import git, init_repo, snapshot
 
-from qola import fslimits
+from qola.repo import fslimits
 
 SHA = "d32b0cb62ecc32bb1a858e8437d58eb9b3856af6"
 URL = "/nonexistent/qola-test/lib.git"  # never reached: the load refuses first

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from repos import git, init_repo, snapshot
 
-from qola.names import override_variable, variable_name
+from qola.base.names import override_variable, variable_name
 
 MODULE = Path(__file__).resolve().parent.parent / "cmake" / "QoLA.cmake"
 

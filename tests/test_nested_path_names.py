@@ -14,7 +14,7 @@ import procs
 import pytest
 from repos import commit_file, git, head, init_repo
 
-from qola import store
+from qola.repo import store
 
 EDIT = "an edit of mine\n"
 

@@ -18,7 +18,7 @@ from repos import (
     temp_clones,
 )
 
-from qola import store
+from qola.repo import store
 
 # The first fetch of a pin (the error shown when it fails): by SHA, one commit deep.
 FETCH = "git fetch -q --no-tags --no-recurse-submodules --depth 1 --end-of-options"

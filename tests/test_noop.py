@@ -13,16 +13,16 @@ from procs import environment
 from procs import noop_declined as declined
 from repos import git, head, ran, snapshot, without_noop_stamps
 
-from qola import store
+from qola.repo import store
 
 # Runs `python -m qola.cli ARGS` exactly as CMake does, and reports at exit which of the
 # heavy modules the process loaded: the no-op must have loaded neither.
 PROBE = """
 import atexit, runpy, sys
 def report():
-    # (qola.git, the runner, too: the no-op's look reads files and runs no git)
+    # (qola.gitrun.git, the runner, too: the no-op's look reads files and runs no git)
     heavy = (
-        "click", "git", "qola.git", "qola.apply", "qola.shim", "qola.manifest",
+        "click", "git", "qola.gitrun.git", "qola.sync.apply", "qola.gitrun.shim", "qola.manifest",
     )
     loaded = [m for m in heavy if m in sys.modules]
     sys.stderr.write("loaded: " + ",".join(loaded) + "\\n")
@@ -352,7 +352,7 @@ def test_a_dependency_moved_while_the_noop_looks_gets_no_stamp(
     pinned_clean, upstream, run_qola, monkeypatch
 ):
     """Another build folder's checkout lands between the stamp's first read and the look."""
-    from qola import observe as observe_module
+    from qola.sync import observe as observe_module
 
     git(pinned_clean.lib, "commit", "-q", "--allow-empty", "-m", "Y")
     moved = head(pinned_clean.lib)
@@ -487,7 +487,7 @@ def test_a_lfsconfig_in_a_dependency_sends_every_fast_path_to_the_full_command(
 def test_the_noop_colours_its_lines_as_the_full_command_does(
     pinned_clean, run_qola, tmp_path, override
 ):
-    """The line's words and colour have one home (qola/report.py): the no-op from files and
+    """The line's words and colour have one home (qola/sync/report.py): the no-op from files and
     from its stamp print exactly what the full command prints, colours included."""
     extra = {"FORCE_COLOR": "1"}
     if override:  # the folder's name would fool a reader of the printed line

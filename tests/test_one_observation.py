@@ -14,7 +14,7 @@ import pytest
 
 import qola
 from qola import manifest as manifest_module
-from qola import observe as observe_module
+from qola.sync import observe as observe_module
 from tests.repos import head
 
 COUNTED = {"observe": (observe_module, "observe"), "manifest load": (manifest_module, "load")}
@@ -23,7 +23,7 @@ COUNTED = {"observe": (observe_module, "observe"), "manifest load": (manifest_mo
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> collections.Counter[str]:
     """How often each COUNTED function runs, wherever a module holds it (its own copy from
-    `from qola.observe import observe` included)."""
+    `from qola.sync.observe import observe` included)."""
     for info in pkgutil.walk_packages(qola.__path__, "qola."):
         importlib.import_module(info.name)  # every copy is made before it is replaced
     found: collections.Counter[str] = collections.Counter()
@@ -73,14 +73,15 @@ def test_a_moving_checkout_for_cmake_stamps_from_what_it_observed(
     assert counts["observe"] <= 3, counts
     assert counts["manifest load"] == 1, counts
     # The stamp made from the run's own observations is the one a fresh look proves now.
-    from qola import at_pin, cmake_out
+    from qola.output import cmake_results
+    from qola.sync import at_pin
 
     loaded = manifest_module.load(behind_pin.manifest)
     fresh = at_pin.proven(loaded, loaded.deps)
     assert fresh.entries is not None
     assert _stamp_lines(results.read_text()) == _stamp_lines(
-        cmake_out.render(
-            [cmake_out.CMakeResult("lib", upstream.lib_tip, behind_pin.lib)], loaded, fresh
+        cmake_results.render(
+            [cmake_results.CMakeResult("lib", upstream.lib_tip, behind_pin.lib)], loaded, fresh
         )
     )
 
@@ -116,7 +117,8 @@ def test_a_manifest_edited_after_the_noop_looked_is_loaded_again(
 def test_a_handoff_is_taken_for_the_same_manifest_and_root_only(pinned_clean, monkeypatch):
     import dataclasses
 
-    from qola import at_pin, session
+    from qola.commands import session
+    from qola.sync import at_pin
 
     loaded = manifest_module.load(pinned_clean.manifest)
     handoff = at_pin.Handoff(loaded, None, {})

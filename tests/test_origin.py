@@ -37,9 +37,9 @@ def run_installed(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProc
     ("record", "source"),
     [
         (
-            {"url": "https://example.invalid/qola.git",
+            {"url": "https://example.invalid/qola.gitrun.git",
              "vcs_info": {"vcs": "git", "commit_id": "0" * 40}},
-            "git+https://example.invalid/qola.git",
+            "git+https://example.invalid/qola.gitrun.git",
         ),
         ({"url": "file:///src/my%20qola", "dir_info": {}}, "/src/my qola"),
         (None, "git+<qola's repository URL>"),

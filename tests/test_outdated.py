@@ -177,7 +177,7 @@ def test_outdated_group_selects(make_project, upstream, run_qola):
      ("30d", "more than 30 days behind")],
 )  # fmt: skip
 def test_outdated_limit_counts_its_commits_and_days_in_words_that_agree(limit, said):
-    from qola.lag import parse_limit
+    from qola.history.outdated import parse_limit
 
     assert parse_limit(limit).describe() == said
 

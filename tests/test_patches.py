@@ -15,7 +15,7 @@ import pytest
 from conftest import Project, Upstream
 from repos import commit_file, git, head, snapshot, without_noop_stamps
 
-from qola import commitcache, store
+from qola.repo import commitcache, store
 
 SERIES = "patches/lib"
 

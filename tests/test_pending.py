@@ -1,5 +1,6 @@
-"""The record of an edit of the manifest under way (qola/pending.py): what a killed `bump`
-or `freeze` left is finished by the same command, exactly, or refused with the reason."""
+"""The record of an edit of the manifest under way (qola/history/edit_record.py): what a
+killed `bump` or `freeze` left is finished by the same command, exactly, or refused with the
+reason."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from repos import commit_file, git, head, snapshot, without_noop_stamps
 from superprojects import two_submodules
 from test_kills import nth_call
 
-from qola import gitfiles, store
+from qola.repo import gitfiles, store
 
 BUMP_ALL = ("bump", "--all", "--commit")
 AFTER_THE_WRITE = ("cat-file blob --end-of-options HEAD:qola.toml", 2)  # the first call after it

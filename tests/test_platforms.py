@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qola.platforms import require_supported, unsupported
+from qola.base.platforms import require_supported, unsupported
 
 MESSAGE = (
     "qola: qola: Windows is not supported: qola runs on Linux and macOS\n"

@@ -18,7 +18,7 @@ import servers
 from procs import environment
 from repos import large_project
 
-from qola import console
+from qola.base import console
 
 RATE = 2_000_000  # bytes a second: the large upstream's big commit (~10 MB) takes ~5 s
 

@@ -21,7 +21,7 @@ import procs
 import pytest
 from repos import commit_file, git, init_repo, snapshot
 
-from qola.git import Runner
+from qola.gitrun.git import Runner
 
 FOREIGN_UID = 12345
 
@@ -256,7 +256,7 @@ def test_no_git_process_is_added_per_repository(pinned_clean, marks):
     runner.run(pinned_clean.lib, "status", "--porcelain")
     runner.run(pinned_clean.nested, "status", "--porcelain")
     assert runner.log == ["git status --porcelain", "git status --porcelain"]
-    assert sys.modules.get("qola.repoconfig") is not None
+    assert sys.modules.get("qola.gitrun.guard") is not None
 
 
 def test_exec_lets_a_build_step_into_the_tree_but_not_run_its_commands(

@@ -1,4 +1,4 @@
-"""The overrides qola works out from a repository's own config (qola/repoconfig.py), and
+"""The overrides qola works out from a repository's own config (qola/gitrun/guard.py), and
 that real git obeys them."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from repos import commit_file, git, head, init_repo
 
-from qola import configprobe, gitindex
-from qola.git import Runner
-from qola.repoconfig import Guard, UnsafeConfigError
+from qola.gitrun import config_listing
+from qola.gitrun.git import Runner
+from qola.gitrun.guard import Guard, UnsafeConfigError
+from qola.repo import index
 
 
 def every_setting(env: dict[str, str]) -> list[tuple[str, str]]:
@@ -193,8 +194,8 @@ def test_a_filter_whose_name_holds_an_equals_sign_is_overridden_for_real(repo, t
 def test_the_overrides_are_worked_out_again_only_when_a_file_changed(repo, monkeypatch):
     """One git listing per repository, made again only when a file it read changed."""
     listings = []
-    real = configprobe.repository
-    monkeypatch.setattr(configprobe, "repository",
+    real = config_listing.repository
+    monkeypatch.setattr(config_listing, "repository",
                         lambda *args: listings.append(args) or real(*args))  # fmt: skip
     guard = Guard()
     set_local(repo, ("core.pager", "evil"))
@@ -243,7 +244,7 @@ def test_an_index_that_cannot_be_read_here_has_the_work_tree_searched_for_reposi
     """A split index (its entries in another file) is one this reader declines."""
     nest_repository(repo, "deep/down/hidden")
     git(repo, "-c", "core.splitIndex=true", "update-index", "--split-index")
-    assert gitindex.gitlink_paths(repo / ".git") is None
+    assert index.gitlink_paths(repo / ".git") is None
     assert settings(Guard().overrides(repo)) == [("filter.n.clean", "")]
 
 
@@ -276,7 +277,7 @@ def test_a_config_changed_as_git_lists_it_is_listed_again_before_the_next_git(
     config = repo / ".git" / "config"
     benign = config.read_text()
     evil = benign + '[filter "p"]\n\tsmudge = touch pwned\n'
-    real = configprobe.repository
+    real = config_listing.repository
 
     def listed_then_rewritten(*args):
         found = real(*args)
@@ -284,7 +285,7 @@ def test_a_config_changed_as_git_lists_it_is_listed_again_before_the_next_git(
             config.write_text(evil)
         return found
 
-    monkeypatch.setattr(configprobe, "repository", listed_then_rewritten)
+    monkeypatch.setattr(config_listing, "repository", listed_then_rewritten)
     guard = Guard()
     assert ("filter.p.smudge", "") not in settings(guard.overrides(repo))  # read benign
     assert ("filter.p.smudge", "") in settings(guard.overrides(repo))  # listed again

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from repos import commit_file, git, head, init_repo, snapshot
 
-from qola import safetext
+from qola.base import safetext
 
 # A file name that, printed raw, writes two GitHub workflow commands of its own.
 FORGED = "gen.txt\n::error file=qola.toml,line=1,title=forged::anything\n::stop-commands::x"

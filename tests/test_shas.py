@@ -1,6 +1,6 @@
-"""The one test of a full SHA (qola/shas.py) that every module asks."""
+"""The one test of a full SHA (qola/base/shas.py) that every module asks."""
 
-from qola.shas import is_full_sha
+from qola.base.shas import is_full_sha
 
 SHA1 = "0123456789abcdef0123456789abcdef01234567"
 SHA256 = SHA1 + "89abcdef0123456789abcdef"

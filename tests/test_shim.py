@@ -21,8 +21,8 @@ import pytest
 from repos import commit_file, git, init_repo
 
 import qola
-from qola.errors import UsageError
-from qola.shim import (
+from qola.base.errors import UsageError
+from qola.gitrun.shim import (
     check_mode,
     install_signal_handlers,
     local_path,
@@ -151,7 +151,7 @@ def test_shim_removed_after_an_exception(tmp_path: Path, shim_tmp: Path) -> None
 _CHILD = textwrap.dedent(
     """
     import subprocess, sys
-    from qola.shim import install_signal_handlers, shim
+    from qola.gitrun.shim import install_signal_handlers, shim
 
     if sys.argv[1] == "handlers":
         install_signal_handlers()

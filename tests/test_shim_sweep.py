@@ -12,7 +12,7 @@ from pathlib import Path
 import procs
 import pytest
 
-from qola.shim import _process_start, sweep_abandoned
+from qola.gitrun.shim import _process_start, sweep_abandoned
 
 
 @pytest.fixture

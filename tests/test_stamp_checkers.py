@@ -1,6 +1,6 @@
 """Each kind of stamp entry, holding and broken, through both checkers: they must agree.
 
-The no-op's stamp is checked by qola/stamp.py's holds(), the CMake results file's by
+The no-op's stamp is checked by qola/repo/trail.py's holds(), the CMake results file's by
 QoLA.cmake's _qola_stamp_holds() (under CMake 3.21 and the newest); the entries are the
 same, so the answers must be too. Paths hold a space and a non-ASCII letter on purpose.
 """
@@ -17,7 +17,7 @@ import pytest
 from stamp_checkers import MODULE, cmake_holds, results_file
 from test_cmake import _pypi_cmake
 
-from qola import stamp
+from qola.repo import trail as stamp
 
 Entries = list[tuple[str, str]]
 
@@ -172,7 +172,7 @@ def test_python_m_qola_explain_stamp_names_the_entry_that_no_longer_holds(pinned
     files = [str(results), str(noop_stamp)]
 
     def explained() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "qola.explain_stamp", *files],
+        return subprocess.run([sys.executable, "-m", "qola.commands.explain_stamp", *files],
                               capture_output=True, text=True, env=environment())  # fmt: skip
 
     held = explained()

@@ -12,8 +12,8 @@ import procs
 import pytest
 from repos import git, head, snapshot
 
-from qola import commitcache, gitfiles, store
-from qola.lock import lock_path, root_lock
+from qola.gitrun.lock import lock_path, root_lock
+from qola.repo import commitcache, gitfiles, store
 
 VICTIM_TEXT = "the user's own file\n"
 
@@ -93,7 +93,7 @@ def test_read_file_follows_no_link_and_never_waits_on_a_fifo(tmp_path, victim):
 
 @pytest.mark.parametrize("plant", ["symlink", "dangling symlink", "hard link", "fifo", "folder"])
 def test_open_lock_refuses_anything_but_a_regular_file_of_its_own(tmp_path, victim, plant):
-    lock = tmp_path / "qola.lock"
+    lock = tmp_path / "qola.gitrun.lock"
     if plant == "symlink":
         lock.symlink_to(victim)
     elif plant == "dangling symlink":
@@ -459,7 +459,7 @@ def test_git_write_problem_names_a_hard_link_or_a_fifo_where_git_writes_a_file(t
 def test_stale_locks_are_removed_only_in_the_repository_not_where_a_linked_refs_leads(
     tmp_path, victim
 ):
-    from qola import modules
+    from qola.sync import submodules
 
     gitdir = tmp_path / "sub.git"
     git(tmp_path, "init", "-q", "--bare", str(gitdir))
@@ -469,12 +469,12 @@ def test_stale_locks_are_removed_only_in_the_repository_not_where_a_linked_refs_
     lock_elsewhere.write_text("")
     shutil.rmtree(gitdir / "refs" / "tags")
     (gitdir / "refs" / "tags").symlink_to(victim.parent, target_is_directory=True)
-    assert sorted(modules.remove_stale_locks(gitdir)) == [
+    assert sorted(submodules.remove_stale_locks(gitdir)) == [
         gitdir / "refs" / "heads" / "x.lock", gitdir / "shallow.lock"
     ]
     shutil.rmtree(gitdir / "refs")
     (gitdir / "refs").symlink_to(victim.parent, target_is_directory=True)
-    assert modules.remove_stale_locks(gitdir) == []
+    assert submodules.remove_stale_locks(gitdir) == []
     assert lock_elsewhere.exists()
 
 

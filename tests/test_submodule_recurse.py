@@ -11,7 +11,7 @@ import pytest
 from repos import head
 from test_kills import backups_holding
 
-from qola import store
+from qola.repo import store
 
 LIB_EDIT = "my lib edit\n"
 NESTED_EDIT = "my nested edit\n"

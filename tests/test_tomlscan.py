@@ -9,8 +9,8 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qola.edit import set_pin
-from qola.tomlscan import string_values
+from qola.manifest.edit import set_pin
+from qola.manifest.tomlscan import string_values
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -181,7 +181,7 @@ def test_verify_fetches_nothing_lazily_and_checkout_runs_nothing_for_it(
 def test_the_command_scope_a_caller_gives_the_runner_is_kept_under_the_pins(tmp_path: Path):
     """A caller's own GIT_CONFIG_COUNT settings (the demo's `protocol.file.allow`, a
     wrapper's) are the user's: qola's pins come after them and change none."""
-    from qola.git import Runner
+    from qola.gitrun.git import Runner
 
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
@@ -198,7 +198,7 @@ def test_the_users_git_c_settings_are_kept_and_never_outrank_the_pins(tmp_path: 
     """git reads GIT_CONFIG_PARAMETERS (what `git -c` hands down) after GIT_CONFIG_COUNT:
     a caller's `-c protocol.allow=always` would beat the pins. They come after it there
     too; the caller's other settings stay."""
-    from qola.git import Runner
+    from qola.gitrun.git import Runner
 
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))

@@ -424,9 +424,9 @@ def test_verify_falls_back_to_ls_files_for_an_index_it_cannot_read(three_pinned,
 def test_verify_many_deps_report_in_manifest_order_as_a_sequential_run_would(
     three_pinned, run_qola
 ):
-    from qola import git as qola_git
     from qola import manifest as qola_manifest
-    from qola import verify as qola_verify
+    from qola.gitrun import git as qola_git
+    from qola.sync import verify as qola_verify
 
     (three_pinned.root / "3rdparty" / "c" / "lib.txt").write_text("edited\n")
     git(three_pinned.root / "3rdparty" / "lib", "update-index", "--skip-worktree", "README")

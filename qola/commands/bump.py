@@ -6,18 +6,24 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from qola import console
+from qola.base import console
 from qola.commands import editing
-from qola.session import Common, Session, finite, session
+from qola.commands.session import Common, Session, finite, session
+from qola.history import bump as moves
+from qola.history import bump_all as batch
+from qola.history import edit_record
+from qola.output import render
+from qola.sync.plan import Options
 
 if TYPE_CHECKING:
-    from qola.git import Runner
+    from qola.gitrun.git import Runner
+    from qola.history.bump import Move
     from qola.manifest import Dep
-    from qola.moves import Move
 
 
 class BumpOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses cost imports
-    """How `bump` moves pins: its options (spelled in qola/options.py and cli.py), from click."""
+    """How `bump` moves pins: its options (spelled in qola/commands/options.py and
+    cli.py), from click."""
 
     ref: str | None  # --to (bump NAME only)
     dry_run: bool
@@ -33,8 +39,6 @@ class BumpOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses 
 
 def bump(common: Common, name: str, opts: BumpOptions) -> int:
     """Move NAME's pin to opts.ref: resolve, show the log, rewrite the pin, check out."""
-    from qola import moves, pending
-    from qola.plan import Options
 
     ref, dry_run, do_commit, no_checkout = opts.ref, opts.dry_run, opts.do_commit, opts.no_checkout
     offline, lock_timeout = opts.offline, opts.lock_timeout
@@ -57,7 +61,6 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
         move = moves.describe(sess.runner, move, worktree, source, offline, opts.allow_downgrade)
         new = move.new
         if opts.fmt == "json":
-            from qola import render
 
             console.result(render.bump_json(sess.manifest, move, dry_run), end="")
             return 0
@@ -85,7 +88,7 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
         if do_commit:
             moves.pinned_copies(sess.runner, sess.manifest, {dep: new})  # or refuse, now
         linked = [dep] if moves.root_gitlink(sess.runner, sess.manifest, dep) else []
-        edit = pending.edit_for(sess.manifest, sess.runner, command, {dep: new}, linked,
+        edit = edit_record.edit_for(sess.manifest, sess.runner, command, {dep: new}, linked,
                                 move.message() if do_commit else None,
                                 "none" if no_checkout else "one")  # fmt: skip
         with editing.recorded(sess, edit, lock_timeout):
@@ -104,7 +107,6 @@ def command_line(
 
 def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> None:
     """Commit a pin an earlier `bump --commit` wrote but did not commit (killed between)."""
-    from qola import moves
 
     dep = move.dep
     committed = moves.committed_pin(sess.runner, sess.manifest, dep)
@@ -122,7 +124,6 @@ def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> 
 def _stage_disagreeing_gitlink(sess: Session, dep: Dep) -> None:
     """A pin edited by hand: stage it as the root's gitlink too (what a configure's warning
     about the two disagreeing asks for)."""
-    from qola import moves
 
     gitlink = moves.root_gitlink(sess.runner, sess.manifest, dep)
     if gitlink is not None and gitlink != dep.commit:
@@ -135,7 +136,6 @@ def warn_if_only_here(
     """Say so when a new pin may exist only in this checkout: committed and pushed as it
     is, it breaks every other checkout (git's "not our ref"). A warning, not a refusal: the
     commit may be on its way to the remote, and nothing qola writes here reaches others."""
-    from qola import moves
 
     if moves.is_only_here(runner, worktree, sha):
         console.warning(
@@ -150,8 +150,6 @@ def warn_if_only_here(
 
 def bump_all(common: Common, opts: BumpOptions) -> int:
     """Move every pin that has a track (of the selected ones) to its tip, all or nothing."""
-    from qola import batch, moves, pending
-    from qola.plan import Options
 
     dry_run, do_commit, no_checkout = opts.dry_run, opts.do_commit, opts.no_checkout
     offline, force, lock_timeout = opts.offline, opts.force, opts.lock_timeout
@@ -196,7 +194,7 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
         if do_commit:
             moves.pinned_copies(sess.runner, sess.manifest, pins)  # or refuse, now
         linked = [dep for dep in pins if moves.root_gitlink(sess.runner, sess.manifest, dep)]
-        edit = pending.edit_for(sess.manifest, sess.runner, command, pins, linked,
+        edit = edit_record.edit_for(sess.manifest, sess.runner, command, pins, linked,
                                 batch.message(moving) if do_commit else None,
                                 "none" if no_checkout else "all")  # fmt: skip
         with editing.recorded(sess, edit, lock_timeout):

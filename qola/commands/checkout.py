@@ -5,12 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import cmake_calls, cmake_env, console, report
-from qola.plural import count
-from qola.session import Common, finite, session, write_cmake
+from qola.base import console
+from qola.base.plural import count
+from qola.commands.session import Common, finite, session, write_cmake
+from qola.history import edit_record
+from qola.output import cmake_calls, cmake_env, render
+from qola.repo import gitfiles, store
+from qola.sync import report
+from qola.sync.engine import checkout as run_checkout
+from qola.sync.plan import Options
 
 if TYPE_CHECKING:
-    from qola.at_pin import Handoff
+    from qola.sync.at_pin import Handoff
 
 
 def checkout(
@@ -28,9 +34,6 @@ def checkout(
     """Check out, report each dependency in manifest order, and return the exit code.
 
     handoff: what the no-op loaded and observed before it stepped aside."""
-    from qola import render
-    from qola.checkout import checkout as run_checkout
-    from qola.plan import Options
 
     with session(common, offline=offline, handoff=handoff) as sess:
         cmake_calls.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
@@ -73,10 +76,8 @@ def _warn_if_an_edit_is_left_over(root: Path) -> None:
     """A killed bump or freeze left its record: say so (one lstat when there is none)."""
     import os
 
-    from qola import gitfiles, store
 
     gitdir = gitfiles.git_dir(root)
     if gitdir is not None and os.path.lexists(store.editing_record(gitdir)):
-        from qola import pending
 
-        pending.warn_if_left_over(root)
+        edit_record.warn_if_left_over(root)

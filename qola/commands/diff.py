@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from qola import cmake_env, console, render_diff
-from qola.errors import EXIT_GIT
-from qola.session import Common, finite, session
+from qola.base import console
+from qola.base.errors import EXIT_GIT
+from qola.commands.session import Common, finite, session
+from qola.history import diff as changes
+from qola.output import cmake_env, render_diff
 
 FORMATS = ("text", "json", "markdown")
 
@@ -12,7 +14,6 @@ FORMATS = ("text", "json", "markdown")
 def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> int:
     """Print what changed between the pins at rev and the work tree's; 3 when some
     dependency's history could not be fetched (the rest is printed all the same)."""
-    from qola import changes
 
     # Offline but for its fetches (network=True): the local steps fetch nothing lazily.
     with session(common, offline=True) as sess:

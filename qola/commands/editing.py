@@ -1,6 +1,6 @@
 """The last steps `bump` and `freeze` share: move, write the manifest, stage or commit.
 
-Each runs under the root's lock with its record written first (qola/pending.py), so that
+Each runs under the root's lock with its record written first (qola/history/edit_record.py), so that
 a run killed anywhere in them is finished by the same command run again.
 """
 
@@ -12,22 +12,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from qola import batch, cmake_env, console, moves, pending
-from qola.checkout import checkout as run_checkout
-from qola.errors import QolaError
-from qola.lock import DEFAULT_TIMEOUT, root_lock
-from qola.plural import count
+from qola.base import console
+from qola.base.errors import QolaError
+from qola.base.plural import count
+from qola.gitrun.lock import DEFAULT_TIMEOUT, root_lock
+from qola.history import bump, bump_all, edit_record
+from qola.output import cmake_env
+from qola.sync.engine import checkout as run_checkout
 
 if TYPE_CHECKING:
-    from qola.checkout import Result
+    from qola.commands.session import Session
+    from qola.history.bump import Move
     from qola.manifest import Dep
-    from qola.moves import Move
-    from qola.plan import Options
-    from qola.session import Session
+    from qola.sync.engine import Result
+    from qola.sync.plan import Options
 
 
 @contextmanager
-def recorded(sess: Session, edit: pending.Edit | None, lock_timeout: float) -> Iterator[None]:
+def recorded(sess: Session, edit: edit_record.Edit | None, lock_timeout: float) -> Iterator[None]:
     """Hold the root's lock with the edit's record written (edit None: it is there already,
     a killed run's); remove the record when the block ends, unless a signal ends it."""
 
@@ -36,10 +38,10 @@ def recorded(sess: Session, edit: pending.Edit | None, lock_timeout: float) -> I
         if edit is not None:
             # Left meanwhile by a run that held the lock while this one planned, and was
             # killed: this run's plan did not see it, so it must not replace it.
-            left = pending.left_over(root, locked=True)
+            left = edit_record.left_over(root, locked=True)
             if left is not None:
-                pending.refuse_other(root, left, edit.command, meanwhile=True)
-            pending.begin(root, edit)
+                edit_record.refuse_other(root, left, edit.command, meanwhile=True)
+            edit_record.begin(root, edit)
         try:
             yield
         except Exception:
@@ -48,26 +50,26 @@ def recorded(sess: Session, edit: pending.Edit | None, lock_timeout: float) -> I
             # identity, a staging that failed): a plan then finds every pin "already at"
             # its tip and would commit nothing, so the edit is left to finish, as after a
             # kill, or a signal (KeyboardInterrupt, SystemExit).
-            left = edit if edit is not None else pending.left_over(root, locked=True)
+            left = edit if edit is not None else edit_record.left_over(root, locked=True)
             if left is not None and _written(sess, left):
                 sess.note(f"{sess.manifest.path.name} holds the new pins already; run "
                           f"`{left.command}` again to finish this edit (it writes, stages "
                           "and commits what this run meant to, and nothing else)")  # fmt: skip
             else:
-                pending.end(root)
+                edit_record.end(root)
             raise
-        pending.end(root)
+        edit_record.end(root)
 
 
-def _written(sess: Session, edit: pending.Edit) -> bool:
+def _written(sess: Session, edit: edit_record.Edit) -> bool:
     """Whether the manifest on disk holds the edit's new pins (and some pin moves)."""
 
     deps = {dep.name: dep for dep in sess.manifest.deps}
     if all(pin.old == pin.new for pin in edit.pins):
         return False  # nothing tells a written manifest from one not written yet
     try:
-        _, text = moves.read_manifest(sess.manifest)
-        return moves.edit_pins(sess.manifest, text, edit.pin_map(deps)) == text
+        _, text = bump.read_manifest(sess.manifest)
+        return bump.edit_pins(sess.manifest, text, edit.pin_map(deps)) == text
     except (QolaError, OSError, KeyError):
         return False
 
@@ -78,7 +80,7 @@ def left_over(
     """When a killed run left an edit, a function that finishes it (or, when command is not
     the one that made it, refuses with a RefusedError); None when there is none."""
     root = sess.manifest.root
-    path = pending.record_path(root)
+    path = edit_record.record_path(root)
     # Whether a record is there, not whether its pid lives: a pid is reused, and a run that
     # is really under way holds the lock, which finish() waits for before it reads again.
     if path is None or not os.path.lexists(path):
@@ -86,18 +88,18 @@ def left_over(
 
     def finish(options: Options) -> int:
         with root_lock(root, lock_timeout, sess.note):
-            edit = pending.left_over(root, locked=True)  # again: no other run writes it now
+            edit = edit_record.left_over(root, locked=True)  # again: no other run writes it now
             if edit is None:
                 sess.note("an earlier edit of the manifest finished meanwhile; run again")
                 return 0
-            pending.refuse_other(root, edit, command)
+            edit_record.refuse_other(root, edit, command)
             return _finish(sess, edit, options, lock_timeout)
 
     return finish
 
 
-def _finish(sess: Session, edit: pending.Edit, options: Options, lock_timeout: float) -> int:
-    progress = pending.judge(sess.runner, sess.manifest, edit)
+def _finish(sess: Session, edit: edit_record.Edit, options: Options, lock_timeout: float) -> int:
+    progress = edit_record.judge(sess.runner, sess.manifest, edit)
     sess.note(f"an earlier `{edit.command}` did not finish; finishing it (the pins it "
               "chose, and nothing else)")  # fmt: skip
     with recorded(sess, None, lock_timeout):
@@ -111,7 +113,7 @@ def _finish(sess: Session, edit: pending.Edit, options: Options, lock_timeout: f
 
 def carry_out(
     sess: Session,
-    edit: pending.Edit,
+    edit: edit_record.Edit,
     options: Options,
     lock_timeout: float,
     prepared: tuple[bytes, str] | tuple[()] | None,
@@ -127,16 +129,16 @@ def carry_out(
     pins = edit.pin_map(deps)
     if prepared is not None:
         if not prepared:
-            raw, text = moves.read_manifest(manifest)
-            prepared = (raw, moves.edit_pins(manifest, text, pins))
+            raw, text = bump.read_manifest(manifest)
+            prepared = (raw, bump.edit_pins(manifest, text, pins))
             if edit.message is not None:
-                moves.pinned_copies(sess.runner, manifest, pins)  # or refuse, before moving
+                bump.pinned_copies(sess.runner, manifest, pins)  # or refuse, before moving
         if moving is None:
-            moving = [moves.Move(deps[pin.name], pin.old, pin.new, "") for pin in edit.pins]
+            moving = [bump.Move(deps[pin.name], pin.old, pin.new, "") for pin in edit.pins]
         code = _move(sess, edit, moving, options, lock_timeout)
         if code:
             return code
-        moves.write_manifest(manifest, *prepared)
+        bump.write_manifest(manifest, *prepared)
         if edit.command.startswith("qola bump --all"):
             sess.note(f"{manifest.path.name} now pins {count(len(pins), 'new commit')}")
         elif edit.command.startswith("qola bump "):
@@ -146,13 +148,13 @@ def carry_out(
         stage(sess, pins, linked)
         return 0
     links = {dep.path: pins[dep] for dep in linked}
-    sha = moves.commit(sess.runner, manifest, edit.message, pins, links)
+    sha = bump.commit(sess.runner, manifest, edit.message, pins, links)
     console.result(f"committed {sha[:12]}: {edit.message.splitlines()[0]}")
     return 0
 
 
 def _move(
-    sess: Session, edit: pending.Edit, moving: list[Move], options: Options, lock_timeout: float
+    sess: Session, edit: edit_record.Edit, moving: list[Move], options: Options, lock_timeout: float
 ) -> int:
     """Bring the dependencies to the new pins; the exit code of a failure, else 0."""
 
@@ -167,13 +169,13 @@ def _move(
         return 0
     if edit.moves != "all":
         return 0
-    steps, refused = batch.prepare(sess.runner, sess.manifest, moving, options)
+    steps, refused = bump_all.prepare(sess.runner, sess.manifest, moving, options)
     if refused:
         for error in refused:
             console.message(cmake_env.render(error))
         console.message("qola: bump --all: nothing was changed")
         return refused[0].exit_code
-    result, restored = batch.move_all(sess.runner, sess.manifest, steps, options, sess.note,
+    result, restored = bump_all.move_all(sess.runner, sess.manifest, steps, options, sess.note,
                                       lock_timeout)  # fmt: skip
     if restored is not None:
         return _report_rollback(sess, result, restored)
@@ -191,9 +193,9 @@ def stage(sess: Session, pins: dict[Dep, str], linked: list[Dep]) -> None:
     both."""
 
     for dep in linked:
-        moves.stage_gitlink(sess.runner, sess.manifest, dep, pins[dep])
+        bump.stage_gitlink(sess.runner, sess.manifest, dep, pins[dep])
         sess.note(f"{dep.name}: staged the gitlink {dep.path} at {pins[dep][:12]}")
-    why_not = moves.stage_manifest(sess.runner, sess.manifest, pins)
+    why_not = bump.stage_manifest(sess.runner, sess.manifest, pins)
     name = sess.manifest.path.name
     sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
 

@@ -7,17 +7,18 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import console, gitfiles
-from qola.errors import UsageError
-from qola.session import Common, session
+from qola.base import console
+from qola.base.errors import UsageError
+from qola.commands.session import Common, session
+from qola.repo import gitfiles
+from qola.sync.observe import observe
 
 if TYPE_CHECKING:
-    from qola.observe import DepState
+    from qola.sync.observe import DepState
 
 
 def exec_(common: Common, command: tuple[str, ...]) -> int:
     """Run command with the shim trusting every dependency; return its exit code."""
-    from qola.observe import observe
 
     with session(common) as sess:
         trusted = [sess.manifest.root]

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qola import console, gitfiles
+from qola.base import console
+from qola.base.errors import UsageError
 from qola.commands.exec import folders_to_trust
-from qola.errors import UsageError
-from qola.session import Common, Session, session
+from qola.commands.session import Common, Session, session
+from qola.repo import gitfiles
+from qola.sync.observe import observe
 
 if TYPE_CHECKING:
     from qola.manifest import Dep
@@ -63,7 +65,6 @@ def _check_runnable(program: str) -> None:
 def _prepare(sess: Session) -> tuple[list[Run], dict[str, str]]:
     """The runs, in manifest order, and the environment: the shim trusting every
     dependency and nested submodule, with their own config's commands overridden."""
-    from qola.observe import observe
 
     runs, trusted = [], [sess.manifest.root]
     for dep in sess.deps:

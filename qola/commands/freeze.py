@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from qola import console
+from qola.base import console
 from qola.commands import editing
 from qola.commands.bump import command_line, warn_if_only_here
-from qola.lock import DEFAULT_TIMEOUT
-from qola.session import Common, session
+from qola.commands.session import Common, session
+from qola.gitrun.lock import DEFAULT_TIMEOUT
+from qola.history import bump, edit_record
+from qola.sync.plan import Options
 
 
 def freeze(common: Common, dry_run: bool) -> int:
     """Rewrite pins (all, or the names given) to what is checked out, in full."""
-    from qola import moves, pending
-    from qola.plan import Options
 
     with session(common, offline=True) as sess:
         command = command_line(" ".join(["freeze", *common.names]), common.groups)
@@ -21,7 +21,7 @@ def freeze(common: Common, dry_run: bool) -> int:
             return finish(Options())
         changes = {}
         for dep in sess.deps:
-            head = moves.current_head(sess.runner, sess.manifest, dep)
+            head = bump.current_head(sess.runner, sess.manifest, dep)
             if head != dep.commit or dep.abbreviated_from:
                 changes[dep] = head
                 if dep.abbreviated_from and head == dep.commit:
@@ -39,10 +39,10 @@ def freeze(common: Common, dry_run: bool) -> int:
         if dry_run:
             console.result("dry run: nothing was written")
             return 0
-        raw, text = moves.read_manifest(sess.manifest)
-        new_text = moves.edit_pins(sess.manifest, text, changes)
-        linked = [dep for dep in changes if moves.root_gitlink(sess.runner, sess.manifest, dep)]
-        edit = pending.edit_for(sess.manifest, sess.runner, command, changes, linked, None,
+        raw, text = bump.read_manifest(sess.manifest)
+        new_text = bump.edit_pins(sess.manifest, text, changes)
+        linked = [dep for dep in changes if bump.root_gitlink(sess.runner, sess.manifest, dep)]
+        edit = edit_record.edit_for(sess.manifest, sess.runner, command, changes, linked, None,
                                 "frozen")  # fmt: skip
         with editing.recorded(sess, edit, DEFAULT_TIMEOUT):
             return editing.carry_out(sess, edit, Options(), DEFAULT_TIMEOUT,

@@ -7,16 +7,18 @@ import glob
 import os
 from pathlib import Path
 
-from qola import console
+from qola.base import console
+from qola.base.errors import ManifestError, UsageError
+from qola.commands.bump import warn_if_only_here
+from qola.history import bump
+from qola.manifest import repository_top
+from qola.manifest.write_new import render_init
+from qola.repo import store
 
 
 def init(manifest: Path, dry_run: bool) -> int:
     """Write (or with dry_run print) a manifest pinning each submodule at its gitlink."""
-    from qola import git, moves
-    from qola.commands.bump import warn_if_only_here
-    from qola.errors import UsageError
-    from qola.init_manifest import render_init
-    from qola.manifest import repository_top
+    from qola.gitrun import git  # lazy: only where git runs
 
     git.scrub_environment()
     path = Path(os.path.abspath(manifest))
@@ -26,7 +28,7 @@ def init(manifest: Path, dry_run: bool) -> int:
         )
     root = repository_top(path.parent)
     runner = git.Runner()
-    entries = moves.init_entries(runner, root)
+    entries = bump.init_entries(runner, root)
     text = render_init([(name, where, None, link) for name, where, _, link in entries])
     for name, where, url, link in entries:
         warn_if_only_here(runner, root / where, name, where, url, link)
@@ -48,8 +50,6 @@ def _create(path: Path, data: bytes) -> None:
     `qola init` refuses to overwrite. The bytes go to a temporary sibling first, which is
     then linked at the name (link(2) fails if the name exists: no race with a file made
     meanwhile) and removed."""
-    from qola import store
-    from qola.errors import ManifestError, UsageError
 
     for stale in path.parent.glob(f".{glob.escape(path.name)}{_TEMP}*"):
         pid = stale.name.rsplit("-", 1)[-1]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 
-from qola import cmake_env, console, render_outdated
-from qola.errors import EXIT_GIT, EXIT_MISMATCH
-from qola.plural import count, verb
-from qola.session import Common, finite, session
+from qola.base import console
+from qola.base.errors import EXIT_GIT, EXIT_MISMATCH
+from qola.base.plural import count, verb
+from qola.commands.session import Common, finite, session
+from qola.history import outdated as lag
+from qola.output import cmake_env, render_outdated
 
 FORMATS = ("text", "json")
 
@@ -15,7 +17,6 @@ FORMATS = ("text", "json")
 def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout: float) -> int:
     """Print each pin's lag; 1 when one exceeds --fail-if-behind, 3 when one could not be
     measured (the others are printed all the same)."""
-    from qola import lag
 
     limit = lag.parse_limit(fail_if_behind) if fail_if_behind is not None else None
     # Offline but for its fetches (network=True): the local steps fetch nothing lazily.

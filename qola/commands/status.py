@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from qola import console
-from qola.session import Common, session
+from qola.base import console
+from qola.commands.session import Common, session
+from qola.output import render
+from qola.sync.verify import DIRTY, GITLINK
+from qola.sync.verify import verify as run_verify
 
 # The colour of each state in the STATE column; failures are red.
 _COLOURS = {"ok": "green", "overridden": "yellow"}
@@ -11,9 +14,6 @@ _COLOURS = {"ok": "green", "overridden": "yellow"}
 
 def status(common: Common, fmt: str = "text") -> int:
     """Print pin, HEAD, state, gitlink and dirt per dependency; 0 when all match."""
-    from qola import render
-    from qola.verify import DIRTY, GITLINK
-    from qola.verify import verify as run_verify
 
     with session(common, offline=True) as sess:
         report = run_verify(sess.manifest, sess.deps, sess.runner)

@@ -7,11 +7,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from qola import console
-from qola.session import Common, session, write_cmake
+from qola.base import console
+from qola.commands.session import Common, session, write_cmake
+from qola.manifest import repository_top
+from qola.output import render as formats
+from qola.sync import verify_index
+from qola.sync.verify import verify as run_verify
 
 if TYPE_CHECKING:
-    from qola.verify import Report
+    from qola.sync.verify import Report
 
 FORMATS = ("text", "json", "junit", "github")
 
@@ -33,20 +37,17 @@ def verify(common: Common, opts: VerifyOptions) -> int:
     With manifest_only and staged (or when pre-commit runs it), the manifest and the
     gitlinks are read from the index: what the next commit records.
     """
-    from qola import pincheck
-    from qola import render as formats
-    from qola.verify import verify as run_verify
 
     fmt, manifest_only = opts.fmt, opts.manifest_only
     started = time.monotonic()
-    index = pincheck.staged_mode(opts.staged, os.environ) if manifest_only else None
+    index = verify_index.staged_mode(opts.staged, os.environ) if manifest_only else None
     with session(common, resolve_pins=not manifest_only, staged=index, offline=True) as sess:
         if manifest_only:
-            report = pincheck.check(sess.manifest, sess.deps, sess.runner, index)
+            report = verify_index.check(sess.manifest, sess.deps, sess.runner, index)
         else:
             report = run_verify(sess.manifest, sess.deps, sess.runner, opts.strict)
         if opts.remote:
-            from qola import remote as upstream
+            from qola.history import verify_remote as upstream  # lazy: --remote only
 
             report = upstream.add_problems(report, sess.runner)
         # github: workflow commands of qola's own, whose data _annotation escapes.
@@ -68,7 +69,6 @@ def verify(common: Common, opts: VerifyOptions) -> int:
 
 def render(fmt: str, report: Report, seconds: float = 0.0) -> str:
     """The report in one of FORMATS."""
-    from qola import render as formats
 
     if fmt == "json":
         return formats.as_json(report)
@@ -81,6 +81,5 @@ def render(fmt: str, report: Report, seconds: float = 0.0) -> str:
 
 def _repository_path(path: Path) -> str:
     """The manifest's path from the top of its git repository, as GitHub names files."""
-    from qola.manifest import repository_top
 
     return Path(os.path.relpath(path, repository_top(path.parent))).as_posix()

@@ -1,0 +1,1 @@
+"""What every layer may use: errors and exit codes, the terminal, words, names."""

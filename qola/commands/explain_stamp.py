@@ -1,0 +1,54 @@
+"""`python -m qola.commands.explain_stamp FILE…`: which entries of a stamp no longer hold,
+and why."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from qola.base.plural import count, verb
+from qola.output.cmake_results import read_stamp
+from qola.repo.trail import explain
+
+
+def main(argv: list[str]) -> int:
+    """`python -m qola.commands.explain_stamp FILE…`: which entries of a stamp no longer
+    hold, and why.
+
+    FILE is a no-op stamp (`.git/qola/noop/*.json` in the root repository) or a CMake
+    results file (`<build>/qola/*.cmake`).
+    """
+    if not argv:
+        print(main.__doc__)
+        return 2
+    broken = False
+    for name in argv:
+        with open(name, encoding="utf-8") as handle:
+            text = handle.read()
+        if text.lstrip().startswith("{"):
+            data = json.loads(text)
+            pairs = [(p, e) for p, e in data.get("entries", [])]
+            invocation = data.get("invocation", {})
+            shown = {k: invocation.get(k) for k in ("manifest", "root", "names", "cmake_out")}
+            print(f"{name}: the no-op's stamp for {json.dumps(shown)}")
+        else:
+            pairs = read_stamp(text)
+            print(f"{name}: the CMake stamp")
+        lines = explain(pairs)
+        for line in lines:
+            print(f"  {line}")
+        if not pairs:
+            print("  no stamp: nothing could vouch for that run's answer; qola runs each time")
+        elif lines:
+            print(f"  {len(lines)} of {count(len(pairs), 'entry', 'entries')} no longer "
+                  f"{verb(len(lines), 'holds', 'hold')}: the fast path steps aside and qola "
+                  "looks again")  # fmt: skip
+        else:
+            print(f"  {verb(len(pairs), 'its', 'all')} {count(len(pairs), 'entry', 'entries')} "
+                  f"{verb(len(pairs), 'holds', 'hold')}")  # fmt: skip
+        broken = broken or bool(lines) or not pairs
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""Pin history: bump, diff, outdated, and the commits between two pins."""

@@ -1,0 +1,411 @@
+"""Moving pins: `bump` (to a branch, tag or SHA), `freeze` (to what is checked out), `init`.
+
+The library the `bump`, `freeze` and `init` commands (qola/commands/) share.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qola.base import safetext
+from qola.base.errors import GitError, QolaError, UsageError
+from qola.base.shas import is_full_sha
+from qola.gitrun import queries
+from qola.gitrun.git import Runner, command_error
+from qola.gitrun.queries import head_sha, index_gitlinks, root_gitlinks
+from qola.history import commits as history
+from qola.manifest import BOM, Dep, Manifest, edit
+from qola.repo import configfile, gitfiles
+from qola.sync import patches
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+LOG_LINES = 20  # the short log shown and put in the commit message
+
+
+@dataclass
+class Move:
+    """A pin moving from old to new, with the commits in between."""
+
+    dep: Dep
+    old: str
+    new: str
+    ref: str
+    count: int = 0
+    log: list[str] = field(default_factory=list)
+    commits: list[queries.Commit] = field(default_factory=list)  # all of them, newest first
+
+    def headline(self) -> str:
+        """`aiter d32b0cb..9f1e2aa (37 commits)`"""
+        plural = "commit" if self.count == 1 else "commits"
+        return f"{self.dep.name} {self.old[:7]}..{self.new[:7]} ({self.count} {plural})"
+
+    def message(self) -> str:
+        """The commit message: `Bump aiter from d32b0cb to 9f1e2aa` and the short log."""
+        body = "\n".join(self.log)
+        more = self.count - len(self.log)
+        if more > 0:
+            body += f"\n... and {more} more"
+        return f"Bump {self.dep.name} from {self.old[:7]} to {self.new[:7]}\n\n{body}\n"
+
+
+def resolve(
+    runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: bool
+) -> tuple[str, str | None]:
+    """(full SHA, the remote ref it was read from) for ref (default: track, else the remote's
+    default branch); the ref is None for a SHA, and offline, where nothing is fetched."""
+    ref = ref or dep.track
+    if ref and is_full_sha(ref.lower()):
+        return ref.lower(), None
+    if offline:
+        return _resolve_locally(runner, dep, worktree, ref or dep.follows.ref), None
+    if gitfiles.git_dir(worktree) is not None:
+        return _ls_remote(runner, dep, worktree, ref)
+    # No repository yet: run ls-remote in a new empty folder (never a shared one such
+    # as $TMPDIR, whose repository, if any, git would read config from).
+    with tempfile.TemporaryDirectory(prefix="qola-ls-remote-") as empty:
+        return _ls_remote(runner, dep, Path(empty), ref)
+
+
+def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> tuple[str, str]:
+    if ref is None:
+        sha = queries.default_branch(runner, where, dep.name, dep.url)
+        if sha is None:
+            raise GitError(dep.name, f"{dep.url} has no default branch", "give --to REF")
+        return sha, "HEAD"
+    found = queries.remote_ref(runner, where, dep.name, dep.url, ref)
+    if found is not None:
+        return found[1], found[0]
+    raise UsageError(
+        dep.name,
+        f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed",
+        "give an existing branch, tag or a full commit SHA",
+    )
+
+
+def _resolve_locally(runner: Runner, dep: Dep, worktree: Path, ref: str) -> str:
+    if gitfiles.git_dir(worktree) is not None:
+        for name in (f"refs/remotes/origin/{ref}", f"refs/tags/{ref}", ref):
+            sha = queries.commit_sha(runner, worktree, name)
+            if sha:
+                return sha
+    raise GitError(
+        dep.name,
+        f"{ref!r} is not known locally and --offline forbids asking {dep.url}",
+        "run without --offline, or give a full commit SHA that is present locally",
+    )
+
+
+def describe(
+    runner: Runner,
+    move: Move,
+    worktree: Path,
+    source: str | None,
+    offline: bool,
+    allow_downgrade: bool,
+) -> Move:
+    """Count and list the commits old..new (history.py: nothing is written anywhere);
+    refuse a move backwards or sideways unless allowed."""
+    span = history.learn(runner, move.dep, worktree, move.new, source, offline, LOG_LINES)
+    move = dataclasses.replace(
+        move, new=span.new, count=span.count, log=span.log, commits=span.commits
+    )
+    if move.old == move.new:
+        return move
+    if not span.descends and not allow_downgrade:
+        where = "" if span.known else f" (the current pin is nowhere in {move.dep.url})"
+        raise UsageError(
+            move.dep.name,
+            f"{move.new[:12]} ({move.ref}) does not descend from the current pin "
+            f"{move.old[:12]}{where}; nothing was changed",
+            "if moving back (or sideways) is intended, add --allow-downgrade",
+        )
+    return move
+
+
+def read_manifest(manifest: Manifest) -> tuple[bytes, str]:
+    """The manifest's bytes and text (less a byte order mark), read once for an edit."""
+    raw = manifest.path.read_bytes()
+    return raw, raw.decode("utf-8").removeprefix(BOM)
+
+
+def edit_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
+    """The manifest text with only the pins' values replaced."""
+    for dep, sha in pins.items():
+        text = edit.set_pin(text, dep.key, sha, source=str(manifest.path))
+    return text
+
+
+def write_manifest(manifest: Manifest, raw: bytes, new_text: str) -> None:
+    """Write the edited manifest atomically, refusing if the file changed since it was read."""
+    if raw.startswith(BOM.encode()):
+        new_text = BOM + new_text  # kept byte for byte, as every other byte of the file
+    edit.write_atomically(manifest.path, new_text, raw)
+
+
+def root_gitlink(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
+    """The commit the root's index records at the dep's path, when it is a submodule."""
+    return root_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
+
+
+def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> None:
+    runner.run(
+        manifest.root, "update-index", "--cacheinfo", f"160000,{sha},{dep.path}", subject=dep.name
+    )
+
+
+def stage_manifest(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> str | None:
+    """Stage the new pins in the manifest the root's index tracks; None, or why not.
+
+    Only the pins change in the staged copy: when it differed from the file before the
+    edit (the user's own staged or unstaged edits), the same pin edit is made on the
+    staged text, so nothing else of the user's is staged.
+    """
+    root = manifest.root
+    rel = os.path.relpath(manifest.path, root)
+    if rel.startswith("..") or gitfiles.git_dir(root) is None:
+        return "it is outside the root's repository"
+    out = runner.run(root, "--literal-pathspecs", "ls-files", "-s", "-z", "--", rel, check=False)
+    fields = out.stdout.split("\t", 1)[0].split()
+    if out.status != 0 or len(fields) != 3 or fields[2] != "0":
+        return "git does not track it (or it is in conflict)"
+    mode, blob = fields[0], fields[1]
+    staged = runner.run(root, "cat-file", "blob", blob, subject=str(manifest.path)).stdout
+    try:
+        text = _with_pins(manifest, staged, pins)
+    except QolaError:
+        return "its staged copy differs from the file and has other pins"
+    new_blob = _write_blob(runner, root, text)
+    runner.run(root, "update-index", "--cacheinfo", f"{mode},{new_blob},{rel}",
+               subject=str(manifest.path))  # fmt: skip
+    return None
+
+
+def _with_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
+    """A copy of the manifest (HEAD's, the index's) with only the pins' values replaced, its
+    byte order mark kept; a QolaError when the copy lacks one of the pins."""
+    edited = edit_pins(manifest, text.removeprefix(BOM), pins)
+    return BOM + edited if text.startswith(BOM) else edited
+
+
+def _signing(runner: Runner, root: Path) -> list[str]:
+    """The commit is the user's, made as `git commit` would: signed where commit.gpgSign
+    says so (git commit-tree, plumbing, reads it not). The program is the user's own or
+    git's built-in one: a repository's gpg.program is overridden."""
+    said = runner.run(root, "config", "--type=bool", "--get", "commit.gpgsign", check=False)
+    return ["-S"] if said.stdout.strip() == "true" else ["--no-gpg-sign"]
+
+
+def _commit_tree(runner: Runner, root: Path, tree: str, parents: list[str], message: str) -> str:
+    """The commit of tree, signed where the user's config says so; a GitError naming the
+    signing settings when git could not sign it."""
+    signing = _signing(runner, root)
+    args = ("commit-tree", *signing, tree, *parents, "-m", message)
+    said = runner.run(root, *args, check=False)
+    if said.status == 0:
+        return said.stdout.strip()
+    error = command_error(str(root), args, said)
+    if signing != ["-S"] or error.hint is not None:
+        raise error
+    settings = ["commit.gpgSign = true"]
+    for key in ("gpg.format", "user.signingKey"):
+        value = runner.run(root, "config", "--get", key, check=False).stdout.strip()
+        if value:
+            settings.append(f"{key} = {safetext.line(value)}")
+    raise GitError(
+        error.subject,
+        f"{error.problem}\ngit could not sign the commit, which your config asks for "
+        f"({', '.join(settings)})",
+        "make signing work (the key that user.signingKey names, gpg.format's program or "
+        "agent; `git commit --allow-empty -m test` shows it), or turn it off for this "
+        "project (git config commit.gpgSign false); then run the same command again, which "
+        "finishes this edit",
+    )
+
+
+def _write_blob(runner: Runner, root: Path, text: str) -> str:
+    """Write text into the root's object store as it is; its blob's SHA."""
+    with tempfile.TemporaryDirectory(prefix="qola-stage-") as folder:
+        path = Path(folder) / "manifest"
+        path.write_bytes(text.encode("utf-8"))
+        # --no-filters: the text is a blob's own, edited; core.autocrlf or an attribute
+        # must not convert it again.
+        return runner.run(root, "hash-object", "-w", "--no-filters", "--", str(path)
+                          ).stdout.strip()  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Copies:
+    """The manifest a bump commits and then stages: HEAD's copy and the index's, each with
+    only the pins edited (None where there is no such copy)."""
+
+    committed: str | None
+    staged: str | None
+
+
+def pinned_copies(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> Copies:
+    """What `--commit` would commit: the pin change alone, whatever else the user has
+    edited in the file or staged. A UsageError when a copy has no such pin (called before
+    anything is written, so that nothing is)."""
+    root = manifest.root
+    rel = os.path.relpath(manifest.path, root)
+    if rel.startswith("..") or gitfiles.git_dir(root) is None:
+        raise UsageError(str(manifest.path), "the manifest is outside the root's repository; "
+                         "cannot commit it")  # fmt: skip
+    copies = []
+    for rev, where in (("HEAD", "HEAD"), ("", "the index")):
+        text = queries.blob_at(runner, root, rev, rel)
+        try:
+            copies.append(None if text is None else _with_pins(manifest, text, pins))
+        except QolaError:
+            names = ", ".join(dep.name for dep in pins)
+            raise UsageError(
+                str(manifest.path),
+                f"the copy of it in {where} has no pin for {names}, so the bump cannot be "
+                "committed alone; nothing was changed",
+                "commit the manifest first, or bump without --commit (the pin is then staged)",
+            ) from None
+    return Copies(*copies)
+
+
+def commit(
+    runner: Runner,
+    manifest: Manifest,
+    move_message: str,
+    pins: dict[Dep, str],
+    gitlinks: dict[str, str],
+) -> str:
+    """Commit the pin change of the manifest and the given gitlinks, nothing else.
+
+    The commit holds HEAD's manifest with only the pins changed; the index then stages
+    its own copy with the same edit: the user's other edits of the file, staged or not,
+    stay as they were and out of the commit, as do their other staged changes. (A
+    manifest HEAD does not hold is committed as the index has it, else whole.)
+
+    The steps are ordered so that a kill between any two leaves HEAD and the index
+    each at the old pins or at the new ones: the objects first (nothing refers to
+    them yet), then one index write staging the manifest and the gitlinks together,
+    then HEAD. So HEAD is never new while the index still holds the old pins (which
+    the next `git commit` would record as a revert of the bump).
+    """
+    root = manifest.root
+    rel = os.path.relpath(manifest.path, root)
+    copies = pinned_copies(runner, manifest, pins)
+    # A private index holding HEAD plus our changes: the user's other staged
+    # changes stay staged and out of this commit.
+    with tempfile.TemporaryDirectory(prefix="qola-index-") as folder:
+        index = os.path.join(folder, "index")
+        private = Runner(env={**runner.env, "GIT_INDEX_FILE": index}, trust=runner.trust)
+        parent = head_sha(runner, root)
+        if parent is not None:
+            private.run(root, "read-tree", "HEAD")
+        text = copies.committed if copies.committed is not None else copies.staged
+        if text is not None:
+            blob = _write_blob(runner, root, text)
+        else:  # in neither: the file is committed as `git add` would stage it
+            blob = runner.run(root, "hash-object", "-w", "--", rel).stdout.strip()
+        entry = private.run(root, "ls-files", "-s", "--", rel).stdout.split()
+        mode = entry[0] if entry and entry[0] in ("100644", "100755") else "100644"
+        links = [f"160000,{link},{path}" for path, link in gitlinks.items()]
+        private.run(root, "update-index", "--add", *_cacheinfo([f"{mode},{blob},{rel}", *links]))
+        tree = private.run(root, "write-tree").stdout.strip()
+        staging = links
+        if copies.staged is not None and copies.staged != text:
+            # The index's own copy, pin edited, at the index's own mode.
+            entry = runner.run(root, "ls-files", "-s", "--", rel).stdout.split()
+            kept = entry[0] if entry and entry[0] in ("100644", "100755") else mode
+            staging = [f"{kept},{_write_blob(runner, root, copies.staged)},{rel}", *links]
+        elif copies.staged is not None or copies.committed is None:
+            staging = [f"{mode},{blob},{rel}", *links]
+        # else: the user staged the manifest's removal, which stays staged.
+    parents = ["-p", parent] if parent is not None else []
+    sha = _commit_tree(runner, root, tree, parents, move_message)
+    # The real index: manifest and gitlinks in one write, before HEAD moves.
+    if staging:
+        runner.run(root, "update-index", "--add", *_cacheinfo(staging))
+    old = parent or "0" * 40
+    runner.run(root, "update-ref", "-m", "qola bump", "HEAD", sha, old)
+    return sha
+
+
+def _cacheinfo(entries: list[str]) -> list[str]:
+    return [arg for entry in entries for arg in ("--cacheinfo", entry)]
+
+
+def committed_pin(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
+    """The dep's pin in the manifest as HEAD has it; None when HEAD has none to read."""
+    rel = os.path.relpath(manifest.path, manifest.root)
+    if rel.startswith("..") or gitfiles.git_dir(manifest.root) is None:
+        return None
+    text = queries.blob_at(runner, manifest.root, "HEAD", rel)
+    if text is None:
+        return None
+    try:
+        found: object = tomllib.loads(text)
+    except Exception:  # any document at all: a pin that cannot be read is no pin
+        return None
+    for part in dep.key.split("."):  # names hold no dots: deps.<name>.commit, qola.<name>_commit
+        found = found.get(part) if isinstance(found, dict) else None
+    pin = found.strip().lower() if isinstance(found, str) else None
+    return pin if pin and is_full_sha(pin) else None
+
+
+def current_head(runner: Runner, manifest: Manifest, dep: Dep) -> str:
+    """What is checked out for dep now (for freeze)."""
+    worktree = manifest.root / dep.path
+    gitdir = gitfiles.git_dir(worktree)
+    sha = gitfiles.read_head(gitdir)[0] if gitdir else None
+    sha = sha or (head_sha(runner, worktree) if gitdir else None)
+    if sha is None:
+        raise GitError(
+            dep.name, f"{dep.path} is not checked out; nothing to freeze", "run qola checkout"
+        )
+    if dep.patches is not None:
+        # qola's own patch commits are not upstream's: pin the commit below them.
+        sha = patches.base_below(runner, worktree, sha)
+    return sha
+
+
+def is_only_here(runner: Runner, worktree: Path, sha: str) -> bool | None:
+    """Whether sha may exist only in this checkout: no remote-tracking branch or tag holds
+    it, it is no pin qola checked out, and git did not fetch it with a depth. None when
+    that cannot be told (no repository there, or git refused to say)."""
+    if gitfiles.git_dir(worktree) is None:
+        return None
+    try:
+        found = queries.only_here(runner, worktree, sha, upstream=True, limit=1)
+    except QolaError:  # the repository's own config forbids running git there
+        return None
+    return None if found is None else bool(found)
+
+
+def init_entries(runner: Runner, root: Path) -> list[tuple[str, str, str | None, str]]:
+    """(name, path, the URL .gitmodules gives, gitlink) of each submodule `init` pins."""
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+        modules = configfile.submodules(text) or []  # None: git rejects it
+    except OSError:
+        modules = []
+    if not modules:
+        raise UsageError(str(root), "has no submodules to pin (no .gitmodules entries)",
+                         "write qola.toml by hand; see manifests/full.toml")  # fmt: skip
+    links = index_gitlinks(runner, root)
+    entries = []
+    for module in modules:
+        link = links.get(module.path)
+        if link is None:
+            continue
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", module.path.rsplit("/", 1)[-1]).lstrip("_-")
+        entries.append((name or "dep", module.path, module.url, link))
+    if not entries:
+        raise UsageError(str(root), "none of the .gitmodules entries has a gitlink in the index")
+    return entries

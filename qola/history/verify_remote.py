@@ -1,0 +1,70 @@
+"""`verify --remote`: is each pin still in the history of what it follows upstream?
+
+Why it matters and how it is checked: docs/workflow.md, "How `verify --remote` checks"."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+
+from qola.base import console
+from qola.gitrun import queries
+from qola.gitrun.git import Runner
+from qola.history import scratch as probe
+from qola.manifest import Dep, Manifest
+from qola.repo import gitfiles
+from qola.sync.verify import UNREACHABLE, Problem, Report
+
+
+def add_problems(report: Report, runner: Runner) -> Report:
+    """The report with an `unreachable` problem added to each dep whose pin is not upstream."""
+    with tempfile.TemporaryDirectory(prefix="qola-remote-") as scratch:
+        deps = []
+        for dep_report in report.deps:
+            with console.activity(dep_report.dep.name):
+                console.step("checking upstream", dep_report.dep.url)
+                problem = reachability(report.manifest, dep_report.dep, runner, Path(scratch))
+            if problem is not None:
+                problems = (*dep_report.problems, problem)
+                dep_report = dataclasses.replace(dep_report, problems=problems)
+            deps.append(dep_report)
+    return dataclasses.replace(report, deps=tuple(deps))
+
+
+def reachability(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) -> Problem | None:
+    """None when the pin is in the history of dep's followed ref upstream, else the problem."""
+    if dep.track is None:
+        # The same ref `qola bump` follows when no track is set.
+        (source, label), tip = dep.follows, None
+    else:
+        empty = scratch / f"{dep.name}.ls-remote"
+        empty.mkdir()
+        found = queries.remote_ref(runner, empty, dep.name, dep.url, dep.track)
+        if found is None:
+            return Problem(
+                UNREACHABLE,
+                f"track {dep.track!r} no longer exists at {dep.url} (deleted?); nothing "
+                f"upstream is known to contain the pin {dep.commit[:12]}",
+            )
+        source, tip = found
+        label = f"{'tag' if source.startswith('refs/tags/') else 'branch'} {dep.track!r}"
+    with probe.scratch(runner, dep.name, dep.url) as repo:
+        repo.history(source, _pin_date(manifest, dep, runner), reaching=dep.commit)
+        if repo.reaches(dep.commit, probe.REF):
+            return None
+        if tip is None:
+            tip = queries.commit_sha(runner, repo.path, probe.REF) or "?"
+    return Problem(
+        UNREACHABLE,
+        f"the pin {dep.commit[:12]} is not in the history of {label} at {dep.url} "
+        f"(now at {tip[:12]}): it was never on it, or it was rewritten or moved back since",
+    )
+
+
+def _pin_date(manifest: Manifest, dep: Dep, runner: Runner) -> int | None:
+    """The pin's commit date, when the checkout has the pin; else None."""
+    worktree = manifest.root / dep.path
+    if gitfiles.git_dir(worktree) is None:
+        return None
+    return queries.commit_time(runner, worktree, dep.commit)

@@ -1,0 +1,1 @@
+"""Words and files for people, CI and CMake: renderers and CMake results."""

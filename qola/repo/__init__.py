@@ -1,0 +1,1 @@
+"""Reading repositories from their files (no git runs here), and qola's own files."""

@@ -1,0 +1,1 @@
+"""The engine that brings dependencies to their pins, and the verifier."""
