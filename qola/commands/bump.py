@@ -10,8 +10,8 @@ from qola.base import console
 from qola.commands import editing
 from qola.commands.session import Common, Session, finite, session
 from qola.history import bump as moves
-from qola.history import bump_all as batch
 from qola.history import edit_record
+from qola.history.bump_all import message, plan
 from qola.output import render
 from qola.sync.plan import Options
 
@@ -169,7 +169,7 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
         if not tracked:
             console.result("nothing to bump: no selected dependency has a track to follow")
             return 0
-        planned = batch.plan(sess.runner, sess.manifest, tracked, offline, opts.allow_downgrade)
+        planned = plan(sess.runner, sess.manifest, tracked, offline, opts.allow_downgrade)
         moving = [move for move in planned if move.old != move.new]
         for move in planned:
             if move.old == move.new:
@@ -195,7 +195,7 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
             moves.pinned_copies(sess.runner, sess.manifest, pins)  # or refuse, now
         linked = [dep for dep in pins if moves.root_gitlink(sess.runner, sess.manifest, dep)]
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, pins, linked,
-                                batch.message(moving) if do_commit else None,
+                                message(moving) if do_commit else None,
                                 "none" if no_checkout else "all")  # fmt: skip
         with editing.recorded(sess, edit, lock_timeout):
             return editing.carry_out(sess, edit, Options(offline, force), lock_timeout,

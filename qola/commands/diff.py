@@ -5,7 +5,7 @@ from __future__ import annotations
 from qola.base import console
 from qola.base.errors import EXIT_GIT
 from qola.commands.session import Common, finite, session
-from qola.history import diff as changes
+from qola.history.diff import compare
 from qola.output import cmake_env, render_diff
 
 FORMATS = ("text", "json", "markdown")
@@ -18,7 +18,7 @@ def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> int:
     # Offline but for its fetches (network=True): the local steps fetch nothing lazily.
     with session(common, offline=True) as sess:
         sess.runner.timeout = finite(fetch_timeout)
-        found = changes.compare(sess.manifest, sess.deps, common.root, sess.runner, rev,
+        found = compare(sess.manifest, sess.deps, common.root, sess.runner, rev,
                                 common.verbose)  # fmt: skip
         if fmt == "json":
             console.result(render_diff.as_json(found), end="")

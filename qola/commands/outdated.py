@@ -8,7 +8,7 @@ from qola.base import console
 from qola.base.errors import EXIT_GIT, EXIT_MISMATCH
 from qola.base.plural import count, verb
 from qola.commands.session import Common, finite, session
-from qola.history import outdated as lag
+from qola.history.outdated import measure_all, parse_limit
 from qola.output import cmake_env, render_outdated
 
 FORMATS = ("text", "json")
@@ -18,11 +18,11 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
     """Print each pin's lag; 1 when one exceeds --fail-if-behind, 3 when one could not be
     measured (the others are printed all the same)."""
 
-    limit = lag.parse_limit(fail_if_behind) if fail_if_behind is not None else None
+    limit = parse_limit(fail_if_behind) if fail_if_behind is not None else None
     # Offline but for its fetches (network=True): the local steps fetch nothing lazily.
     with session(common, offline=True) as sess:
         sess.runner.timeout = finite(fetch_timeout)
-        lags = lag.measure_all(sess.manifest, sess.deps, sess.runner)
+        lags = measure_all(sess.manifest, sess.deps, sess.runner)
         now = time.time()
         over = [item for item in lags if item.exceeds(limit, now)]
         failed = [item for item in lags if item.error is not None]

@@ -19,7 +19,7 @@ from qola.base.shas import is_full_sha
 from qola.gitrun import queries
 from qola.gitrun.git import Runner, command_error
 from qola.gitrun.queries import head_sha, index_gitlinks, root_gitlinks
-from qola.history import commits as history
+from qola.history.commits import learn
 from qola.manifest import BOM, Dep, Manifest, edit
 from qola.repo import configfile, gitfiles
 from qola.sync import patches
@@ -115,7 +115,7 @@ def describe(
 ) -> Move:
     """Count and list the commits old..new (history.py: nothing is written anywhere);
     refuse a move backwards or sideways unless allowed."""
-    span = history.learn(runner, move.dep, worktree, move.new, source, offline, LOG_LINES)
+    span = learn(runner, move.dep, worktree, move.new, source, offline, LOG_LINES)
     move = dataclasses.replace(
         move, new=span.new, count=span.count, log=span.log, commits=span.commits
     )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from qola.base.errors import GitError, QolaError, UsageError
 from qola.base.plural import count
 from qola.gitrun import queries
-from qola.history import commits as history
+from qola.history.commits import compare
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
 
@@ -146,5 +146,5 @@ def measure(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) -> Lag:
         follows = f"{kind} {dep.track}" if kind == "tag" else dep.track
     worktree = manifest.root / dep.path
     local = worktree if gitfiles.git_dir(worktree) is not None else None
-    comparison = history.compare(runner, dep.name, dep.url, dep.commit, tip, local, want=ref)
+    comparison = compare(runner, dep.name, dep.url, dep.commit, tip, local, want=ref)
     return Lag(dep, follows, ref, tip, comparison)

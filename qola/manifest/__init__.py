@@ -15,7 +15,7 @@ from qola.base.errors import ManifestError
 from qola.base.hints import Hint
 from qola.base.shas import is_full_sha
 from qola.repo import configfile, fslimits, gitfiles, gitpaths
-from qola.repo import trail as stamp
+from qola.repo.trail import cannot_prove, exists, recording, saw_dir, saw_file, saw_folder
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -144,7 +144,7 @@ def load(
     staged: (the manifest's bytes, the root's .gitmodules text or None) as the index holds
     them, for `verify --manifest-only --staged`; the file and .gitmodules are then not read.
     """
-    with stamp.recording() as trail:
+    with recording() as trail:
         manifest = _load(path, root, staged)
     return replace(manifest, looked=None if trail.unprovable else tuple(trail.pairs()))
 
@@ -154,10 +154,10 @@ def _load(path: Path, root: Path | None, staged: tuple[bytes, str | None] | None
     try:
         if staged is None:
             raw = path.read_bytes()
-            stamp.saw_file(path, raw)
+            saw_file(path, raw)
         else:
             raw = staged[0]
-            stamp.cannot_prove("the manifest was read from the index")
+            cannot_prove("the manifest was read from the index")
     except FileNotFoundError:
         raise ManifestError(
             str(path), "no such manifest", "pass --manifest PATH or set QOLA_MANIFEST"
@@ -338,11 +338,11 @@ class _Loader:
                     f"the root lies inside the git dir {inside}",
                     "give the top of the work tree (the folder holding .git), not git's own",
                 )
-            stamp.saw_dir(root)
+            saw_dir(root)
             return root
         if "root" in qola:
             root = self._qola_root(qola["root"])
-            stamp.saw_dir(root)
+            saw_dir(root)
             return root
         root = repository_top(self.path.parent)
         inside = self._git_dir_on(os.path.realpath(root))
@@ -385,8 +385,8 @@ class _Loader:
                 f"[qola] root is relative to the manifest's folder, {here}",
             )
         real_top, real = os.path.realpath(top), os.path.realpath(root)
-        stamp.saw_folder(top, real_top)
-        stamp.saw_folder(root, real)
+        saw_folder(top, real_top)
+        saw_folder(root, real)
         if os.path.commonpath([real_top, real]) != real_top:
             raise self.fail(
                 where,
@@ -656,10 +656,10 @@ class _Loader:
             raise self.fail(where, *too_long)
         if self._real_root is None or self._real_root[0] != root:
             self._real_root = (root, os.path.realpath(root))
-            stamp.saw_folder(root, self._real_root[1])
+            saw_folder(root, self._real_root[1])
         real_root = self._real_root[1]
         real = os.path.realpath(os.path.join(root, norm))
-        stamp.saw_folder(os.path.join(root, norm), real)
+        saw_folder(os.path.join(root, norm), real)
         if os.path.commonpath([real_root, real]) != real_root:
             raise self.fail(
                 where,
@@ -798,7 +798,7 @@ def repository_top(folder: Path) -> Path:
     """The top level of the git repository containing folder, else folder itself."""
     current = folder
     while True:
-        if stamp.exists(current / ".git"):
+        if exists(current / ".git"):
             return current
         if current.parent == current:
             return folder
@@ -810,9 +810,9 @@ def _read_gitmodules(root: Path, text: str | None = None) -> list[configfile.Sub
         try:
             data = (root / ".gitmodules").read_bytes()
         except OSError:
-            stamp.saw_file(root / ".gitmodules", None)
+            saw_file(root / ".gitmodules", None)
             return []
-        stamp.saw_file(root / ".gitmodules", data)
+        saw_file(root / ".gitmodules", data)
         text = data.decode("utf-8", errors="surrogateescape")
     modules = configfile.submodules(text)
     if modules is None:  # read only by git, which rejects it or may not run here (no-op)
@@ -838,9 +838,9 @@ def _superproject_url(root: Path) -> str | None:
     try:
         data = (gitfiles.common_dir(gitdir) / "config").read_bytes()
     except OSError:
-        stamp.saw_file(gitfiles.common_dir(gitdir) / "config", None)
+        saw_file(gitfiles.common_dir(gitdir) / "config", None)
         return None
-    stamp.saw_file(gitfiles.common_dir(gitdir) / "config", data)
+    saw_file(gitfiles.common_dir(gitdir) / "config", data)
     path = str(gitfiles.common_dir(gitdir) / "config")
     try:
         entries = configfile.entries(data, path, includes=True)
@@ -849,7 +849,7 @@ def _superproject_url(root: Path) -> str | None:
     if entries is None:  # the no-op path, which runs no git: the full command reads it
         raise ManifestError(path, "qola reads this config exactly only with git")
     if configfile.has_include(entries):
-        stamp.cannot_prove(f"{path}: what it includes is in no stamp")
+        cannot_prove(f"{path}: what it includes is in no stamp")
     return configfile.get(entries, "remote", "origin", "url")
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from qola.base import hints
 from qola.repo import gitfiles
-from qola.repo import index as gitindex
+from qola.repo.index import gitlinks
 
 if TYPE_CHECKING:
     from qola.gitrun.git import Runner
@@ -31,7 +31,7 @@ def warnings(
     if gitdir is None or not deps:
         return [], []
     index = gitdir / "index"
-    found = gitindex.gitlinks(gitdir)
+    found = gitlinks(gitdir)
     links: dict[str, str | None] = {}
     entries: list[Pair] = []
     if found is not None:

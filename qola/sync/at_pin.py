@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from qola.base.errors import QolaError
-from qola.repo import trail as stamp
+from qola.repo.trail import Proof, Trail, exists, holds, recording, replay, vouch
 from qola.sync import observe as observation  # called as observation.observe: tests wrap it
 from qola.sync import report
 
@@ -22,7 +22,7 @@ class Seen(NamedTuple):  # not a dataclass: the no-op must not import inspect
     """One observation of a dependency and what it read (its trail)."""
 
     state: DepState
-    trail: stamp.Trail
+    trail: Trail
 
     def still_holds(self, dep: Dep) -> bool:
         """This observation is what observing dep again (without git) would find: it was of
@@ -30,7 +30,7 @@ class Seen(NamedTuple):  # not a dataclass: the no-op must not import inspect
         return (
             self.state.dep == dep
             and self.trail.unprovable is None
-            and stamp.holds(self.trail.pairs())
+            and holds(self.trail.pairs())
         )
 
 
@@ -47,7 +47,7 @@ def look_at(
     manifest: Manifest, dep: Dep, runner: Runner | None = None, write_cache: bool = False
 ) -> Seen:
     """Observe dep once, noting what the observation read."""
-    with stamp.recording() as trail:
+    with recording() as trail:
         state = observation.observe(manifest, dep, runner, write_cache)
     return Seen(state, trail)
 
@@ -75,7 +75,7 @@ def _lfs_config_in(state: DepState) -> bool:
     may read it (the pinned commit's own, and the user's config running git-lfs) only git
     can tell, so no fast path answers; that there is none is noted for a stamp."""
     trees = [state.worktree, *(state.worktree / sub.path for sub in _nested(state.submodules))]
-    return any(stamp.exists(tree / ".lfsconfig") for tree in trees)
+    return any(exists(tree / ".lfsconfig") for tree in trees)
 
 
 def _nested(subs: Sequence[SubmoduleState] | None) -> list[SubmoduleState]:
@@ -87,7 +87,7 @@ def _nested(subs: Sequence[SubmoduleState] | None) -> list[SubmoduleState]:
 
 def proven(
     manifest: Manifest, deps: Sequence[Dep], seen: Mapping[str, Seen] | None = None
-) -> stamp.Proof:
+) -> Proof:
     """What vouches for every dependency being at its pin or overridden (verdict answers for
     each): stamp.vouch's proof. A dependency observed earlier in this run (seen) is taken
     from that observation while all it read still holds; any other is observed now."""
@@ -97,7 +97,7 @@ def proven(
         for dep in deps:
             found = known.get(dep.name)
             if found is not None and found.still_holds(dep):
-                stamp.replay(found.trail)
+                replay(found.trail)
                 state = found.state
             else:
                 try:
@@ -108,4 +108,4 @@ def proven(
                 return False
         return True
 
-    return stamp.vouch(manifest.looked, at_pins)
+    return vouch(manifest.looked, at_pins)

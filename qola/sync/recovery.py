@@ -23,7 +23,7 @@ from qola.gitrun.queries import has_checkout, head_sha, index_gitlinks, only_her
 from qola.manifest import Dep
 from qola.repo import gitfiles, store
 from qola.sync import complete, in_the_way
-from qola.sync import fetch as fetching
+from qola.sync.fetch import Source, fetch_commit
 from qola.sync.observe import gitlinks
 from qola.sync.refs import keep_pin, save, save_then_reset
 
@@ -214,8 +214,8 @@ def _fetch_pin(runner: Runner, worktree: Path, dep: Dep, offline: bool) -> None:
         )
     gitdir = gitfiles.git_dir(worktree)
     shallow = gitdir is not None and gitfiles.is_shallow(gitdir)
-    source = fetching.Source(dep.name, dep.url, dep.track)
-    fetching.fetch_commit(runner, worktree, source, dep.commit, shallow)
+    source = Source(dep.name, dep.url, dep.track)
+    fetch_commit(runner, worktree, source, dep.commit, shallow)
 
 
 def _settle(runner: Runner, worktree: Path, dep: Dep, head: str) -> None:
