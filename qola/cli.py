@@ -342,14 +342,14 @@ def checkout(
     fmt: str,
 ) -> None:
     """Bring every dependency (or NAMES) to its pinned commit."""
-    from qola.commands.checkout import checkout as command  # lazy: each command loads its own
+    from qola.commands import checkout as checking  # lazy: each command loads its own
     from qola.sync.at_pin import Handoff  # lazy: imported with the command it is for
 
     handoff = click.get_current_context().obj  # the no-op's, given to main()
-    sys.exit(
-        command(common, offline, force, jobs, cache, cmake_out, lock_timeout, fetch_timeout, fmt,
-                handoff if isinstance(handoff, Handoff) else None)
-    )  # fmt: skip
+    options = checking.CheckoutOptions(
+        offline, force, jobs, cache, cmake_out, lock_timeout, fetch_timeout, fmt
+    )
+    sys.exit(checking.checkout(common, options, handoff if isinstance(handoff, Handoff) else None))
 
 
 @cli.command(epilog=EXIT_CODES)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from qola.base import console
 from qola.base.plural import count
@@ -19,29 +19,32 @@ if TYPE_CHECKING:
     from qola.sync.at_pin import Handoff
 
 
-def checkout(
-    common: Common,
-    offline: bool,
-    force: bool,
-    jobs: int,
-    cache: Path | None,
-    cmake_out: Path | None,
-    lock_timeout: float,
-    fetch_timeout: float,
-    fmt: str = "text",
-    handoff: Handoff | None = None,
-) -> int:
+class CheckoutOptions(NamedTuple):  # not a dataclass: dataclasses cost imports
+    """How `checkout` moves and reports: its options (qola/commands/options.py), from click."""
+
+    offline: bool
+    force: bool
+    jobs: int
+    cache: Path | None  # --cache: the mirrors' folder
+    cmake_out: Path | None
+    lock_timeout: float
+    fetch_timeout: float
+    fmt: str  # --format
+
+
+def checkout(common: Common, opts: CheckoutOptions, handoff: Handoff | None = None) -> int:
     """Check out, report each dependency in manifest order, and return the exit code.
 
     handoff: what the no-op loaded and observed before it stepped aside."""
+    offline, fmt, cache, cmake_out = opts.offline, opts.fmt, opts.cache, opts.cmake_out
 
     with session(common, offline=offline, handoff=handoff) as sess:
         cmake_calls.check_claims(sess.manifest, sess.deps)  # another qola_checkout()'s folders
         _warn_if_an_edit_is_left_over(sess.manifest.root)
-        sess.runner.timeout = finite(fetch_timeout)
-        options = Options(offline, force, jobs, cache.absolute() if cache else None)
+        sess.runner.timeout = finite(opts.fetch_timeout)
+        options = Options(offline, opts.force, opts.jobs, cache.absolute() if cache else None)
         result = run_checkout(
-            sess.manifest, sess.deps, sess.runner, options, sess.note, lock_timeout, sess.seen
+            sess.manifest, sess.deps, sess.runner, options, sess.note, opts.lock_timeout, sess.seen
         )
         for dep in sess.deps:
             outcome = result.outcomes.get(dep.name)

@@ -23,12 +23,12 @@ FORMATS = ("text", "json", "junit", "github")
 class VerifyOptions(NamedTuple):  # not a dataclass: dataclasses cost imports
     """How `verify` checks and reports: its options, from click."""
 
-    fmt: str = "text"  # --format
-    strict: bool = False
-    remote: bool = False
-    manifest_only: bool = False
-    staged: bool = False  # with manifest_only: read the manifest and gitlinks from the index
-    cmake_out: Path | None = None
+    fmt: str  # --format
+    strict: bool
+    remote: bool
+    manifest_only: bool
+    staged: bool  # with manifest_only: read the manifest and gitlinks from the index
+    cmake_out: Path | None
 
 
 def verify(common: Common, opts: VerifyOptions) -> int:
