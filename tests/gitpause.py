@@ -80,7 +80,7 @@ def make(folder: Path) -> Wrapper:
         'printf "%s\\n" "$line" >> "$dir/log"\n'
         'if [ -n "$QOLA_TEST_GIT_WATCH" ]; then\n'
         '  find "$QOLA_TEST_GIT_WATCH" \\( -path "*/qola/commits" -o -path "*/qola/noop"'
-        ' -o -name qola.gitrun.lock \\) -prune -o -printf "%P %s %m %T@ %l\\n"'
+        ' -o -name qola.lock \\) -prune -o -printf "%P %s %m %T@ %l\\n"'
         ' | LC_ALL=C sort | cksum >> "$dir/states"\n'
         "fi\n"
         # Or before the first call whose arguments hold QOLA_TEST_GIT_PAUSE_ON (run_until's

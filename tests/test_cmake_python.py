@@ -257,7 +257,7 @@ def test_wrong_interpreter_error_installs_qola_from_where_pip_got_it(
 ) -> None:
     """pip recorded the git URL qola was installed from (direct_url.json): the hint says
     to install it from there, never by a PyPI name that is not qola's."""
-    record = {"url": "https://example.invalid/qola.gitrun.git",
+    record = {"url": "https://example.invalid/qola.git",
               "vcs_info": {"vcs": "git", "commit_id": "0" * 40}}  # fmt: skip
     from_git = make_installed(tmp_path / "venv", record)
     path_front, _ = no_qola_python
@@ -275,7 +275,7 @@ def test_wrong_interpreter_error_installs_qola_from_where_pip_got_it(
         proc.stderr
     )
     lines = [line.strip() for line in proc.stderr.splitlines()]
-    assert f'"{bare_python}" -m pip install "git+https://example.invalid/qola.gitrun.git"' in lines
+    assert f'"{bare_python}" -m pip install "git+https://example.invalid/qola.git"' in lines
     assert not project.lib.exists()
 
 

@@ -156,7 +156,7 @@ def test_read_only_tree_behind_its_pin_says_why_it_cannot_check_out(
         proc = procs.run("checkout", "-m", str(manifest))
         assert proc.returncode == 3, proc.stderr
         assert proc.stderr == (
-            f"qola: {root}: cannot take the lock {root}/.git/qola.gitrun.lock: the file system is "
+            f"qola: {root}: cannot take the lock {root}/.git/qola.lock: the file system is "
             "read-only, and top needs a checkout; nothing was changed\n"
             "hint: run qola checkout where the tree is writable, then use it read-only\n"
         )

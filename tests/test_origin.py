@@ -37,9 +37,9 @@ def run_installed(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProc
     ("record", "source"),
     [
         (
-            {"url": "https://example.invalid/qola.gitrun.git",
+            {"url": "https://example.invalid/qola.git",
              "vcs_info": {"vcs": "git", "commit_id": "0" * 40}},
-            "git+https://example.invalid/qola.gitrun.git",
+            "git+https://example.invalid/qola.git",
         ),
         ({"url": "file:///src/my%20qola", "dir_info": {}}, "/src/my qola"),
         (None, "git+<qola's repository URL>"),

@@ -93,7 +93,7 @@ def test_read_file_follows_no_link_and_never_waits_on_a_fifo(tmp_path, victim):
 
 @pytest.mark.parametrize("plant", ["symlink", "dangling symlink", "hard link", "fifo", "folder"])
 def test_open_lock_refuses_anything_but_a_regular_file_of_its_own(tmp_path, victim, plant):
-    lock = tmp_path / "qola.gitrun.lock"
+    lock = tmp_path / "qola.lock"
     if plant == "symlink":
         lock.symlink_to(victim)
     elif plant == "dangling symlink":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from qola.repo.gitpaths import common_dir
 
-LOCK_NAME = "qola.gitrun.lock"
+LOCK_NAME = "qola.lock"
 QOLA_REFS = "refs/qola"  # every ref qola makes is below this
 BACKUP_PREFIX = f"{QOLA_REFS}/backup"
 # Every commit qola checked out in a repository (a dependency, a nested submodule) and
