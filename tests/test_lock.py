@@ -40,6 +40,16 @@ def test_three_concurrent_checkouts_serialise_and_one_clones(make_project, upstr
     assert lock_path(project.root).read_bytes() == b""  # the last holder cleared its record
 
 
+def test_the_lock_file_keeps_its_name_across_versions(make_project, tmp_path):
+    """Every qola takes the same file (`<git dir>/qola.lock`, else `<root>/qola.lock`): two
+    versions running on one root (a build's and a user's) must exclude each other."""
+    project = make_project()
+    assert lock_path(project.root) == project.root / ".git" / "qola.lock"
+    plain = tmp_path / "no-repository"
+    plain.mkdir()
+    assert lock_path(plain) == plain / "qola.lock"
+
+
 def test_lock_timeout_exits_3_naming_the_holder_and_changes_nothing(behind_pin, upstream):
     holder = procs.hold_lock(behind_pin.root)
     try:
