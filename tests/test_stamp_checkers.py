@@ -17,14 +17,14 @@ import pytest
 from stamp_checkers import MODULE, cmake_holds, results_file
 from test_cmake import _pypi_cmake
 
-from qola.repo import trail as stamp
+from qola.repo import trail
 
 Entries = list[tuple[str, str]]
 
 
 def _file(base: Path) -> Entries:
     (base / "a file").write_text("content\n")
-    return [(str(base / "a file"), stamp.expect(base / "a file"))]
+    return [(str(base / "a file"), trail.expect(base / "a file"))]
 
 
 def _folder(base: Path) -> Entries:
@@ -44,14 +44,14 @@ def _nothing(base: Path) -> Entries:
 def _realpath(base: Path) -> Entries:
     (base / "lib" / "sub").mkdir(parents=True)
     (base / "copy" / "sub").mkdir(parents=True)
-    return [(str(base / "lib" / "sub"), stamp.expect_realpath(base / "lib" / "sub"))]
+    return [(str(base / "lib" / "sub"), trail.expect_realpath(base / "lib" / "sub"))]
 
 
 def _patches(base: Path) -> Entries:
     (base / "patches" / "extern").mkdir(parents=True)
     (base / "patches" / "0001-a.patch").write_text("a\n")
     (base / "patches" / "extern" / "0001-b.patch").write_text("b\n")
-    return [(str(base / "patches"), stamp.expect_patches(base / "patches"))]
+    return [(str(base / "patches"), trail.expect_patches(base / "patches"))]
 
 
 def _relink(base: Path, name: str, target: Path) -> None:
@@ -120,7 +120,7 @@ def test_stamp_entry_gets_the_same_answer_from_both_checkers(
     results = results_file(tmp_path / "build", entries)
     change(base)
 
-    assert stamp.holds(entries) is expected
+    assert trail.holds(entries) is expected
     assert cmake_holds(_pypi_cmake(version), results) is expected
 
 
@@ -128,7 +128,7 @@ def test_an_expectation_neither_checker_knows_never_holds(tmp_path: Path) -> Non
     (tmp_path / "f").write_text("x")
     entries = [(str(tmp_path / "f"), "mtime:123")]
 
-    assert stamp.holds(entries) is False
+    assert trail.holds(entries) is False
     assert cmake_holds(_pypi_cmake("newest"), results_file(tmp_path / "build", entries)) is False
 
 
@@ -146,7 +146,7 @@ def test_qola_cmake_reads_the_stamp_format_that_qola_writes() -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert f"-- format={stamp.FORMAT}\n" in proc.stdout
+    assert f"-- format={trail.FORMAT}\n" in proc.stdout
 
 
 def test_stamp_paths_are_what_the_operating_system_resolves(tmp_path: Path) -> None:
@@ -155,10 +155,10 @@ def test_stamp_paths_are_what_the_operating_system_resolves(tmp_path: Path) -> N
     (tmp_path / "real" / "sub").mkdir(parents=True)
     (tmp_path / "a").mkdir()
     os.symlink(tmp_path / "real" / "sub", tmp_path / "a" / "link")
-    trail = stamp.Trail()
-    trail.note(str(tmp_path / "a" / "link" / ".." / "f"), "missing")
-    assert trail.unprovable is not None
-    assert trail.pairs() == []
+    seen = trail.Trail()
+    seen.note(str(tmp_path / "a" / "link" / ".." / "f"), "missing")
+    assert seen.unprovable is not None
+    assert seen.pairs() == []
 
 
 def test_python_m_qola_explain_stamp_names_the_entry_that_no_longer_holds(pinned_by_qola, upstream):
@@ -180,7 +180,7 @@ def test_python_m_qola_explain_stamp_names_the_entry_that_no_longer_holds(pinned
     assert held.stdout.count("  all ") == 2
 
     head = pinned_by_qola.lib / ".git" / "modules" / "extern" / "nested" / "HEAD"
-    was = stamp.expect(head)
+    was = trail.expect(head)
     # (qola fetched the nested submodule one commit deep: the other commit by SHA)
     git_fetch = ["git", "fetch", "-q", "origin", upstream.nested_v1]
     git_checkout = ["git", "checkout", "-q", "--detach", upstream.nested_v1]
@@ -189,7 +189,7 @@ def test_python_m_qola_explain_stamp_names_the_entry_that_no_longer_holds(pinned
     broken = explained()
 
     assert broken.returncode == 1
-    line = f"  {head}: was {was}, now {stamp.expect(head)}\n"
+    line = f"  {head}: was {was}, now {trail.expect(head)}\n"
     assert broken.stdout.count(line) == 2
     assert "entries no longer holds: the fast path steps aside and qola looks again" in (
         broken.stdout

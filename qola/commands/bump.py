@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from qola.base import console
 from qola.commands import editing
 from qola.commands.session import Common, Session, finite, session
-from qola.history import bump as moves
+from qola.history import bump as bumps  # (bump/bump_all here are the commands)
 from qola.history import edit_record
 from qola.history.bump_all import message, plan
 from qola.output import render
@@ -56,9 +56,9 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
             return finish(options)
         # Resolved with ls-remote and described from a throw-away repository: nothing is
         # written before the checkout (none at all with --dry-run or --no-checkout).
-        new, source = moves.resolve(sess.runner, dep, worktree, ref, offline)
-        move = moves.Move(dep, dep.commit, new, ref or dep.follows.label)
-        move = moves.describe(sess.runner, move, worktree, source, offline, opts.allow_downgrade)
+        new, source = bumps.resolve(sess.runner, dep, worktree, ref, offline)
+        move = bumps.Move(dep, dep.commit, new, ref or dep.follows.label)
+        move = bumps.describe(sess.runner, move, worktree, source, offline, opts.allow_downgrade)
         new = move.new
         if opts.fmt == "json":
 
@@ -83,11 +83,11 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
             return 0
         # The edit is computed (and checked) before anything changes, and written only
         # after the checkout succeeded: a refused or failed checkout writes nothing.
-        raw, text = moves.read_manifest(sess.manifest)
-        new_text = moves.edit_pins(sess.manifest, text, {dep: new})
+        raw, text = bumps.read_manifest(sess.manifest)
+        new_text = bumps.edit_pins(sess.manifest, text, {dep: new})
         if do_commit:
-            moves.pinned_copies(sess.runner, sess.manifest, {dep: new})  # or refuse, now
-        linked = [dep] if moves.root_gitlink(sess.runner, sess.manifest, dep) else []
+            bumps.pinned_copies(sess.runner, sess.manifest, {dep: new})  # or refuse, now
+        linked = [dep] if bumps.root_gitlink(sess.runner, sess.manifest, dep) else []
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, {dep: new}, linked,
                                 move.message() if do_commit else None,
                                 "none" if no_checkout else "one")  # fmt: skip
@@ -109,14 +109,14 @@ def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> 
     """Commit a pin an earlier `bump --commit` wrote but did not commit (killed between)."""
 
     dep = move.dep
-    committed = moves.committed_pin(sess.runner, sess.manifest, dep)
+    committed = bumps.committed_pin(sess.runner, sess.manifest, dep)
     if committed is None or committed == move.new:
         return
     before = dataclasses.replace(dep, commit=committed)
-    move = moves.Move(before, committed, move.new, move.ref)
-    move = moves.describe(sess.runner, move, worktree, None, offline, True)
-    links = {dep.path: move.new} if moves.root_gitlink(sess.runner, sess.manifest, dep) else {}
-    sha = moves.commit(sess.runner, sess.manifest, move.message(), {dep: move.new}, links)
+    move = bumps.Move(before, committed, move.new, move.ref)
+    move = bumps.describe(sess.runner, move, worktree, None, offline, True)
+    links = {dep.path: move.new} if bumps.root_gitlink(sess.runner, sess.manifest, dep) else {}
+    sha = bumps.commit(sess.runner, sess.manifest, move.message(), {dep: move.new}, links)
     sess.note(f"{dep.name}: the manifest pinned {move.new[:12]} but HEAD did not: committing it")
     console.result(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {move.new[:7]}")
 
@@ -125,7 +125,7 @@ def _stage_disagreeing_gitlink(sess: Session, dep: Dep) -> None:
     """A pin edited by hand: stage it as the root's gitlink too (what a configure's warning
     about the two disagreeing asks for)."""
 
-    gitlink = moves.root_gitlink(sess.runner, sess.manifest, dep)
+    gitlink = bumps.root_gitlink(sess.runner, sess.manifest, dep)
     if gitlink is not None and gitlink != dep.commit:
         editing.stage(sess, {dep: dep.commit}, [dep])
 
@@ -137,7 +137,7 @@ def warn_if_only_here(
     is, it breaks every other checkout (git's "not our ref"). A warning, not a refusal: the
     commit may be on its way to the remote, and nothing qola writes here reaches others."""
 
-    if moves.is_only_here(runner, worktree, sha):
+    if bumps.is_only_here(runner, worktree, sha):
         console.warning(
             f"{name}: {sha[:12]} is on no remote-tracking branch or tag of {path} "
             "and was never fetched: it may exist only in this checkout"
@@ -188,12 +188,12 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
             if dry_run:
                 console.result("dry run: nothing was written")
             return 0
-        raw, text = moves.read_manifest(sess.manifest)
+        raw, text = bumps.read_manifest(sess.manifest)
         pins = {move.dep: move.new for move in moving}
-        new_text = moves.edit_pins(sess.manifest, text, pins)
+        new_text = bumps.edit_pins(sess.manifest, text, pins)
         if do_commit:
-            moves.pinned_copies(sess.runner, sess.manifest, pins)  # or refuse, now
-        linked = [dep for dep in pins if moves.root_gitlink(sess.runner, sess.manifest, dep)]
+            bumps.pinned_copies(sess.runner, sess.manifest, pins)  # or refuse, now
+        linked = [dep for dep in pins if bumps.root_gitlink(sess.runner, sess.manifest, dep)]
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, pins, linked,
                                 message(moving) if do_commit else None,
                                 "none" if no_checkout else "all")  # fmt: skip

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from qola.base import console
 from qola.base.errors import GitError, QolaError, RefusedError
 from qola.base.shas import is_full_sha
-from qola.history import bump as moves
+from qola.history.bump import current_head, edit_pins, read_manifest
 from qola.repo import gitfiles, store
 
 if TYPE_CHECKING:
@@ -226,8 +226,8 @@ def judge(runner: Runner, manifest: Manifest, edit: Edit) -> Progress:
         dep = deps.get(pin.name)
         if dep is None or (dep.key, dep.path) != (pin.key, pin.path):
             raise refuse(f"the manifest no longer has {pin.name} at {pin.path} as it had")
-    _, text = moves.read_manifest(manifest)
-    written = moves.edit_pins(manifest, text, edit.pin_map(deps)) == text
+    _, text = read_manifest(manifest)
+    written = edit_pins(manifest, text, edit.pin_map(deps)) == text
     if not written:
         pinned = {pin.name: deps[pin.name].commit for pin in edit.pins}
         elsewhere = [pin for pin in edit.pins if pinned[pin.name] not in (pin.old, pin.new)]
@@ -244,7 +244,7 @@ def judge(runner: Runner, manifest: Manifest, edit: Edit) -> Progress:
                          f"ones of {', '.join(kept)}")  # fmt: skip
     if edit.moves == "frozen" and not written:
         for pin in edit.pins:
-            head = moves.current_head(runner, manifest, deps[pin.name])
+            head = current_head(runner, manifest, deps[pin.name])
             if head != pin.new:
                 raise refuse(f"{pin.path} is at {head[:12]} now, not at {pin.new[:12]}, "
                              "which it froze")  # fmt: skip

@@ -11,7 +11,7 @@ from pathlib import Path
 from qola.base import console
 from qola.gitrun import queries
 from qola.gitrun.git import Runner
-from qola.history import scratch as probe
+from qola.history.scratch import REF, scratch
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
 from qola.sync.verify import UNREACHABLE, Problem, Report
@@ -19,12 +19,12 @@ from qola.sync.verify import UNREACHABLE, Problem, Report
 
 def add_problems(report: Report, runner: Runner) -> Report:
     """The report with an `unreachable` problem added to each dep whose pin is not upstream."""
-    with tempfile.TemporaryDirectory(prefix="qola-remote-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="qola-remote-") as folder:
         deps = []
         for dep_report in report.deps:
             with console.activity(dep_report.dep.name):
                 console.step("checking upstream", dep_report.dep.url)
-                problem = reachability(report.manifest, dep_report.dep, runner, Path(scratch))
+                problem = reachability(report.manifest, dep_report.dep, runner, Path(folder))
             if problem is not None:
                 problems = (*dep_report.problems, problem)
                 dep_report = dataclasses.replace(dep_report, problems=problems)
@@ -32,13 +32,13 @@ def add_problems(report: Report, runner: Runner) -> Report:
     return dataclasses.replace(report, deps=tuple(deps))
 
 
-def reachability(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) -> Problem | None:
+def reachability(manifest: Manifest, dep: Dep, runner: Runner, folder: Path) -> Problem | None:
     """None when the pin is in the history of dep's followed ref upstream, else the problem."""
     if dep.track is None:
         # The same ref `qola bump` follows when no track is set.
         (source, label), tip = dep.follows, None
     else:
-        empty = scratch / f"{dep.name}.ls-remote"
+        empty = folder / f"{dep.name}.ls-remote"
         empty.mkdir()
         found = queries.remote_ref(runner, empty, dep.name, dep.url, dep.track)
         if found is None:
@@ -49,12 +49,12 @@ def reachability(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) ->
             )
         source, tip = found
         label = f"{'tag' if source.startswith('refs/tags/') else 'branch'} {dep.track!r}"
-    with probe.scratch(runner, dep.name, dep.url) as repo:
+    with scratch(runner, dep.name, dep.url) as repo:
         repo.history(source, _pin_date(manifest, dep, runner), reaching=dep.commit)
-        if repo.reaches(dep.commit, probe.REF):
+        if repo.reaches(dep.commit, REF):
             return None
         if tip is None:
-            tip = queries.commit_sha(runner, repo.path, probe.REF) or "?"
+            tip = queries.commit_sha(runner, repo.path, REF) or "?"
     return Problem(
         UNREACHABLE,
         f"the pin {dep.commit[:12]} is not in the history of {label} at {dep.url} "

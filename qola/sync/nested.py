@@ -20,9 +20,8 @@ from qola.base.hints import Hint
 from qola.gitrun.queries import has_checkout, head_sha
 from qola.manifest import relative_url
 from qola.repo import configfile, gitfiles, store
-from qola.sync import complete, fetch, submodules, unfinished
+from qola.sync import complete, fetch, mirrors, submodules, unfinished
 from qola.sync import ignored as found_ways  # nested.ways() is this module's own
-from qola.sync import mirrors as cache
 from qola.sync.complete import IncompleteError, listed
 from qola.sync.ignored import Way
 from qola.sync.observe import Gitlink, gitlinks, half_made_changes
@@ -328,10 +327,10 @@ def _fetch_into(
     if ctx.cache is not None and gitdir is not None:
         mirror = store.mirror_path(ctx.cache, url)
         common = gitfiles.common_dir(gitdir)
-        if fresh or cache.borrows_from(common, mirror):
-            cache.ensure(runner, ctx.cache, ctx.subject, url, link.sha, ctx.offline)
+        if fresh or mirrors.borrows_from(common, mirror):
+            mirrors.ensure(runner, ctx.cache, ctx.subject, url, link.sha, ctx.offline)
             if fresh:
-                cache.borrow(common, mirror)
+                mirrors.borrow(common, mirror)
             ctx.notes.append(f"{safetext.path(path)}: {link.sha[:12]} from the cache {mirror}")
             return
     if ctx.offline:

@@ -18,8 +18,7 @@ from qola.base import names, safetext
 from qola.gitrun import flagged
 from qola.manifest import Dep, Manifest
 from qola.repo import commitcache, configfile, gitfiles, trail
-from qola.sync import patches
-from qola.sync import submodules as modules
+from qola.sync import patches, submodules
 from qola.sync.patches import Series
 
 if TYPE_CHECKING:
@@ -226,21 +225,21 @@ def _observe(
     if "" in series:
         applied = patches.remembered(gitdir, series[""], dep.commit)
         target = applied.head if applied else None
-    submodules = None
+    nested = None
     if dep.submodules and head is not None:
         writes = write_cache and runner is not None
-        submodules = submodule_states(runner, worktree, gitdir, head, writes, series)
+        nested = submodule_states(runner, worktree, gitdir, head, writes, series)
     return DepState(
-        dep, worktree, exists, gitdir, head, branch, submodules, override is not None, series,
+        dep, worktree, exists, gitdir, head, branch, nested, override is not None, series,
         target, initialised, half_made, manifest.root, manifest.path, moving=moving,
     )  # fmt: skip
 
 
 def is_initialised_in_root(root: Path, dep: Dep) -> bool:
     """False only for a submodule of the root that the root's config does not initialise."""
-    if dep.submodule_name is None or modules.config_file(root) is None:
+    if dep.submodule_name is None or submodules.config_file(root) is None:
         return True
-    return modules.is_initialised(root, dep.submodule_name, dep.path)
+    return submodules.is_initialised(root, dep.submodule_name, dep.path)
 
 
 def gitlinks(
@@ -308,10 +307,10 @@ def submodule_states(
     links = gitlinks(runner, worktree, gitdir, sha, write_cache)
     if links is None:
         return None
-    # Asked before looking below: each repository's config is parsed once (modules.py).
+    # Asked before looking below: each repository's config is parsed once (sync/submodules.py).
     config = gitfiles.common_dir(gitdir) / "config"
     initialised = {
-        link.name: modules.is_initialised_by(config, link.name, link.path) for link in links
+        link.name: submodules.is_initialised_by(config, link.name, link.path) for link in links
     }
     states = []
     for link in links:
