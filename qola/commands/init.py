@@ -11,7 +11,7 @@ from qola.base import console
 from qola.base.errors import ManifestError, UsageError
 from qola.commands.bump import warn_if_only_here
 from qola.history import bump
-from qola.manifest import repository_top
+from qola.manifest.gitmodules import repository_top
 from qola.manifest.write_new import render_init
 from qola.repo import store
 

@@ -74,7 +74,10 @@ def session(
     from qola import manifest  # lazy: some commands only
     from qola.gitrun import git  # lazy: only where git runs
     from qola.gitrun.shim import install_signal_handlers, shim  # lazy: some commands only
-    from qola.manifest import legacy  # lazy: some commands only
+    from qola.manifest import (
+        gitmodules,  # lazy: some commands only
+        legacy,  # lazy: some commands only
+    )
     from qola.repo import gitfiles  # lazy: some commands only
     from qola.sync import verify_index  # lazy: some commands only
 
@@ -89,7 +92,7 @@ def session(
         loaded = handed.manifest if handed else manifest.load(common.manifest, common.root)
         roots = [loaded.root]
     else:
-        roots = [manifest.repository_top(Path(os.path.abspath(common.manifest)).parent)]
+        roots = [gitmodules.repository_top(Path(os.path.abspath(common.manifest)).parent)]
     restore_signals = install_signal_handlers()
     try:
         with shim(common.safe_directory, roots) as env:

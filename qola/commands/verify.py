@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from qola.base import console
 from qola.commands.session import Common, session, write_cmake
-from qola.manifest import repository_top
+from qola.manifest.gitmodules import repository_top
 from qola.output import render as formats
 from qola.sync import verify_index
 from qola.sync.verify import verify as run_verify

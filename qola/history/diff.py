@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from qola.base.errors import ManifestError, QolaError, UsageError
 from qola.gitrun import queries
 from qola.history import commits
-from qola.manifest import Dep, Manifest, load, repository_top
+from qola.manifest import Dep, Manifest, load
+from qola.manifest.gitmodules import repository_top
 from qola.repo import gitfiles
 
 if TYPE_CHECKING:

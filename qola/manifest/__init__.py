@@ -14,13 +14,21 @@ from qola.base import hints, names
 from qola.base.errors import ManifestError
 from qola.base.hints import Hint
 from qola.base.shas import is_full_sha
-from qola.repo import configfile, fslimits, gitfiles, gitpaths
-from qola.repo.trail import cannot_prove, exists, recording, saw_dir, saw_file, saw_folder
+from qola.repo import configfile, fslimits
+from qola.repo.trail import cannot_prove, recording, saw_dir, saw_file, saw_folder
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+from qola.manifest.gitmodules import (
+    SCHEME,
+    SCP_LIKE,
+    by_path,
+    named_git_dir,
+    read_gitmodules,
+    repository_top,
+)
 
 SCHEMA = 1
 BOM = "\ufeff"
@@ -31,8 +39,6 @@ LEGACY_KEYS = ("track", "url", "submodules", "patches", "groups")
 
 _ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _HELPER_TRANSPORT = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-_SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?[^/:\s]+:(?!//)")
 _ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file")
 _ALLOWED_URLS = "https://, http://, ssh://, git://, file://, user@host:path or a local path"
 # tomllib (and tomli) end their messages with the position; only Python 3.14 adds attributes.
@@ -265,7 +271,7 @@ class _Loader:
             raise self.fail("qola", "must be a table")
         self._check_schema(qola)
         root = self._root(qola)
-        modules = _read_gitmodules(root, self.gitmodules)
+        modules = read_gitmodules(root, self.gitmodules)
         deps: list[Dep] = []
         tables = self.data.get("deps", {})
         if not isinstance(tables, dict):
@@ -419,7 +425,7 @@ class _Loader:
         for folder in reversed(chain):  # from / down: the outermost git dir is named
             known = self._git_dirs.get(folder)
             if known is None:
-                known = self._git_dirs[folder] = _is_git_dir(folder)
+                known = self._git_dirs[folder] = named_git_dir(folder)
             if known:
                 return folder
         return None
@@ -454,7 +460,7 @@ class _Loader:
                 url = module.url
         elif path is not None:
             if self._modules_by_path is None:
-                self._modules_by_path = _by_path(modules)
+                self._modules_by_path = by_path(modules)
             module = self._modules_by_path.get(str(PurePosixPath(path)))
         path = self._path(f"{where}.path", path, root, "dependency")
         url = self._url(f"{where}.url", url, root)
@@ -691,14 +697,14 @@ class _Loader:
             raise self.fail(
                 where, f"{value!r} uses a '<helper>::' transport, which can run commands", allowed
             )
-        scheme = _SCHEME.match(value)
+        scheme = SCHEME.match(value)
         if scheme:
             if scheme.group(1).lower() not in _ALLOWED_SCHEMES:
                 raise self.fail(
                     where, f"{value!r}: scheme {scheme.group(1)!r} is not allowed", allowed
                 )
             return value
-        if _SCP_LIKE.match(value) and not value.startswith(("/", "./", "../")):
+        if SCP_LIKE.match(value) and not value.startswith(("/", "./", "../")):
             return value
         local = Path(value if os.path.isabs(value) else os.path.normpath(root / value))
         # A repository no file system can hold: git could only fail to find it.
@@ -788,94 +794,6 @@ def _check_name(loader: _Loader, where: str, name: str) -> None:
         )
 
 
-def _is_git_dir(folder: str) -> bool:
-    """Would git take folder for a git dir? Named .git, or one by its files."""
-    # Noted for a stamp: a folder on the way that became a git dir would fail the load.
-    return os.path.basename(folder).lower() == ".git" or gitpaths.is_git_dir(folder)
-
-
-def repository_top(folder: Path) -> Path:
-    """The top level of the git repository containing folder, else folder itself."""
-    current = folder
-    while True:
-        if exists(current / ".git"):
-            return current
-        if current.parent == current:
-            return folder
-        current = current.parent
-
-
-def _read_gitmodules(root: Path, text: str | None = None) -> list[configfile.Submodule]:
-    if text is None:
-        try:
-            data = (root / ".gitmodules").read_bytes()
-        except OSError:
-            saw_file(root / ".gitmodules", None)
-            return []
-        saw_file(root / ".gitmodules", data)
-        text = data.decode("utf-8", errors="surrogateescape")
-    modules = configfile.submodules(text)
-    if modules is None:  # read only by git, which rejects it or may not run here (no-op)
-        raise ManifestError(str(root / ".gitmodules"), "git cannot read it as a config, or "
-                            "qola cannot without git", "run `git config --file .gitmodules "
-                            "--list` to see what git says")  # fmt: skip
-    base = _superproject_url(root)
-    resolved = []
-    for module in modules:
-        url = module.url
-        if url and url.startswith(("./", "../")):
-            url = relative_url(base, url) if base else os.path.normpath(root / url)
-        resolved.append(configfile.Submodule(module.name, module.path, url, module.update))
-    return resolved
-
-
-def _superproject_url(root: Path) -> str | None:
-    # Where the root's config is, not whether git accepts the root: checking that would
-    # read its HEAD and branch, and make every commit in the project a change to stamps.
-    gitdir = gitfiles.find_git_dir(root)
-    if gitdir is None:
-        return None
-    try:
-        data = (gitfiles.common_dir(gitdir) / "config").read_bytes()
-    except OSError:
-        saw_file(gitfiles.common_dir(gitdir) / "config", None)
-        return None
-    saw_file(gitfiles.common_dir(gitdir) / "config", data)
-    path = str(gitfiles.common_dir(gitdir) / "config")
-    try:
-        entries = configfile.entries(data, path, includes=True)
-    except configfile.UnreadableConfig:
-        return None  # git refuses the root's config: every git command there says so
-    if entries is None:  # the no-op path, which runs no git: the full command reads it
-        raise ManifestError(path, "qola reads this config exactly only with git")
-    if configfile.has_include(entries):
-        cannot_prove(f"{path}: what it includes is in no stamp")
-    return configfile.get(entries, "remote", "origin", "url")
-
-
-def relative_url(base: str, rel: str) -> str:
-    """Resolve a .gitmodules URL like ../x.git against the superproject's URL, as git does."""
-    base = base.rstrip("/")
-    if base.endswith("/.git"):
-        base = base[: -len("/.git")]
-    parts = rel.split("/")
-    while parts and parts[0] in (".", ".."):
-        if parts.pop(0) == "..":
-            cut = max(base.rfind("/"), base.rfind(":"))
-            # host:repo.git + ../x.git is host:x.git, as git says: keep an scp-like colon.
-            base = base[: cut + (base[cut] == ":")] if cut > 0 else base
-    joined = base + ("/" if not base.endswith(":") else "") + "/".join(parts)
-    return joined if _SCHEME.match(joined) or _SCP_LIKE.match(joined) else os.path.normpath(joined)
-
-
-def _by_path(modules: list[configfile.Submodule]) -> dict[str, configfile.Submodule]:
-    """The submodules by normalised path (the first of duplicates)."""
-    index: dict[str, configfile.Submodule] = {}
-    for module in modules:
-        index.setdefault(str(PurePosixPath(module.path)), module)
-    return index
-
-
 def _match_submodule(
     loader: _Loader,
     where: str,
@@ -884,7 +802,7 @@ def _match_submodule(
     modules: list[configfile.Submodule],
 ) -> configfile.Submodule:
     if path is not None:
-        found = _by_path(modules).get(str(PurePosixPath(path)))
+        found = by_path(modules).get(str(PurePosixPath(path)))
         if found:
             return found
         raise loader.fail(

@@ -18,7 +18,7 @@ from qola.base import console, hints, safetext
 from qola.base.errors import GitError, QolaError, RefusedError
 from qola.base.hints import Hint
 from qola.gitrun.queries import has_checkout, head_sha
-from qola.manifest import relative_url
+from qola.manifest.gitmodules import relative_url
 from qola.repo import configfile, gitfiles, store
 from qola.sync import complete, fetch, mirrors, submodules, unfinished
 from qola.sync import ignored as found_ways  # nested.ways() is this module's own

@@ -12,7 +12,8 @@ from pathlib import Path
 from qola.base.errors import ManifestError
 from qola.gitrun.git import Runner
 from qola.gitrun.queries import index_gitlinks
-from qola.manifest import Dep, Manifest, load, repository_top
+from qola.manifest import Dep, Manifest, load
+from qola.manifest.gitmodules import repository_top
 from qola.sync.verify import (
     ABBREVIATED,
     DepReport,
