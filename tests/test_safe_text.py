@@ -179,6 +179,6 @@ def test_bump_commit_message_carries_the_subjects_without_control_characters(
 def test_the_manifest_refuses_every_character_output_escapes():
     """The no-op prints a manifest's paths as they are: what the manifest accepts must be
     what the full command's output shows unchanged."""
-    from qola import manifest
+    from qola.manifest import values
 
-    assert manifest._CONTROL.pattern == safetext.CONTROL.pattern
+    assert values.CONTROL.pattern == safetext.CONTROL.pattern
