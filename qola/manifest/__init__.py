@@ -101,7 +101,7 @@ def _load(path: Path, root: Path | None, staged: tuple[bytes, str | None] | None
         # the stack (RecursionError).
         problem = f"cannot parse the manifest: {_why(exc)}"
         raise ManifestError(str(path), problem, _SIMPLER) from None
-    loader = _Loader(path, text, data, root)
+    loader = Loader(path, text, data, root)
     if staged is not None:
         loader.gitmodules = staged[1]  # None: read .gitmodules from disk
     try:
@@ -134,7 +134,10 @@ def _toml_error(text: str, exc: ValueError) -> tuple[str, str]:
     return f"{line}:{column}", f"{problem} at the end of the file"
 
 
-class _Loader:
+class Loader:
+    """One manifest's load: its text and data, the root, what it warns of; the steps of the
+    check live beside it (values, roots, legacy_keys) and take it as `loader`."""
+
     def __init__(self, path: Path, text: str, data: dict[str, Any], root: Path | None) -> None:
         self.path = path
         self.text = text

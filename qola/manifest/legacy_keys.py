@@ -15,7 +15,7 @@ from qola.manifest.values import (
 from qola.repo import configfile
 
 if TYPE_CHECKING:
-    from qola.manifest import _Loader
+    from qola.manifest import Loader
 
 @dataclass
 class Extras:
@@ -28,7 +28,7 @@ class Extras:
     groups: tuple[str, ...] = ()
 
 
-def deps(loader: _Loader, qola: dict[str, Any],
+def deps(loader: Loader, qola: dict[str, Any],
     root: Path,
     modules: list[configfile.Submodule],
     taken: set[str],
@@ -99,7 +99,7 @@ def deps(loader: _Loader, qola: dict[str, Any],
     return deps
 
 
-def extras(loader: _Loader, qola: dict[str, Any], name: str, root: Path) -> Extras:
+def extras(loader: Loader, qola: dict[str, Any], name: str, root: Path) -> Extras:
     """The `<name>_track`, `_url`, `_submodules` and `_patches` keys beside `<name>_commit`."""
     found = Extras()
     for key in LEGACY_KEYS:

@@ -21,10 +21,10 @@ from qola.repo import fslimits
 from qola.repo.trail import saw_dir, saw_folder
 
 if TYPE_CHECKING:
-    from qola.manifest import _Loader
+    from qola.manifest import Loader
 
 
-def root(loader: _Loader, qola: dict[str, Any]) -> Path:
+def root(loader: Loader, qola: dict[str, Any]) -> Path:
     if loader.root_arg is not None:
         # The command line may point anywhere (its user chose), but never into git's
         # own folders.
@@ -62,7 +62,7 @@ def root(loader: _Loader, qola: dict[str, Any]) -> Path:
     return root
 
 
-def qola_root(loader: _Loader, value: Any) -> Path:
+def qola_root(loader: Loader, value: Any) -> Path:
     """`[qola] root`: the rules of a path, but relative to the manifest's folder, where
     `..` may climb up to the top of the repository holding the manifest (no further)."""
     where = "qola.root"

@@ -20,7 +20,7 @@ from qola.repo import configfile, fslimits
 from qola.repo.trail import saw_folder
 
 if TYPE_CHECKING:
-    from qola.manifest import _Loader
+    from qola.manifest import Loader
 
 ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
@@ -62,7 +62,7 @@ def short(text: str) -> str:
     return text if len(text) <= 60 else text[:28] + "…" + text[-28:]
 
 
-def check_name(loader: _Loader, where: str, name: str) -> None:
+def check_name(loader: Loader, where: str, name: str) -> None:
     # No dots: a name is a TOML key segment (deps.<name>.commit) and a CMake variable part.
     if not NAME.fullmatch(name):
         raise loader.fail(
@@ -81,7 +81,7 @@ def check_name(loader: _Loader, where: str, name: str) -> None:
 
 
 def match_submodule(
-    loader: _Loader,
+    loader: Loader,
     where: str,
     name: str,
     path: str | None,
@@ -113,7 +113,7 @@ def match_submodule(
     raise loader.fail(where, problem, hint)
 
 
-def git_dir_on(loader: _Loader, real: str) -> str | None:
+def git_dir_on(loader: Loader, real: str) -> str | None:
     """The first folder on the real path `real` that is a git dir, if any.
 
     A name like `.git` is refused as written; this catches the same folder reached
@@ -137,7 +137,7 @@ def git_dir_on(loader: _Loader, real: str) -> str | None:
     return None
 
 
-def groups(loader: _Loader, where: str, value: Any) -> tuple[str, ...]:
+def groups(loader: Loader, where: str, value: Any) -> tuple[str, ...]:
     """A list of group names: each a name as dependency names are, none twice."""
     example = 'write it as a list of names, e.g. groups = ["fa", "gemm"]'
     if not isinstance(value, list):
@@ -155,7 +155,7 @@ def groups(loader: _Loader, where: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def track(loader: _Loader, where: str, track: str) -> str:
+def track(loader: Loader, where: str, track: str) -> str:
     if not track or track.startswith("-") or CONTROL.search(track):
         raise loader.fail(where, f"{track!r} is not a branch or tag name")
     why = names.ref_name_problem(track)
@@ -170,7 +170,7 @@ def track(loader: _Loader, where: str, track: str) -> str:
     return track
 
 
-def commit(loader: _Loader, where: str, name: str, value: str, legacy: bool) -> str:
+def commit(loader: Loader, where: str, name: str, value: str, legacy: bool) -> str:
     commit = value.strip().lower()
     if is_full_sha(commit):
         return commit
@@ -187,7 +187,7 @@ def commit(loader: _Loader, where: str, name: str, value: str, legacy: bool) -> 
     raise loader.fail(where, problem, f"qola bump {name} --to {value.strip() or 'REF'}")
 
 
-def relative(loader: _Loader, where: str, value: str, plain: str, absolute: str | Hint
+def relative(loader: Loader, where: str, value: str, plain: str, absolute: str | Hint
 ) -> tuple[str, ...]:
     """The parts of a relative POSIX path (a dependency's or the root's), or exit 2."""
     if CONTROL.search(value):
@@ -199,12 +199,12 @@ def relative(loader: _Loader, where: str, value: str, plain: str, absolute: str 
     return PurePosixPath(value).parts
 
 
-def outside_git(loader: _Loader, where: str, value: str, parts: tuple[str, ...]) -> None:
+def outside_git(loader: Loader, where: str, value: str, parts: tuple[str, ...]) -> None:
     if any(part.lower() == ".git" for part in parts):
         raise loader.fail(where, f"{value!r} has a .git component", OFF_LIMITS)
 
 
-def path(loader: _Loader, where: str, value: str, root: Path, kind: str = "folder") -> str:
+def path(loader: Loader, where: str, value: str, root: Path, kind: str = "folder") -> str:
     """A folder below the root (kind "dependency": one qola clones, see fslimits)."""
     plain = 'write a relative path such as "3rdparty/aiter"'
     if not value:
@@ -243,7 +243,7 @@ def path(loader: _Loader, where: str, value: str, root: Path, kind: str = "folde
     return norm
 
 
-def url(loader: _Loader, where: str, value: str, root: Path) -> str:
+def url(loader: Loader, where: str, value: str, root: Path) -> str:
     allowed = f"use {ALLOWED_URLS}"
     if not value or CONTROL.search(value) or value != value.strip():
         raise loader.fail(
