@@ -18,7 +18,8 @@ from qola.repo import gitfiles
 from qola.sync import fetch
 from qola.sync.apply import refusal
 from qola.sync.engine import checkout as run_checkout
-from qola.sync.observe import observe, observe_local_work
+from qola.sync.local_work import observe_local_work
+from qola.sync.observe import observe
 from qola.sync.plan import make_plan
 
 if TYPE_CHECKING:

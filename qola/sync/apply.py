@@ -17,13 +17,8 @@ from qola.gitrun.queries import has_checkout
 from qola.manifest import Dep
 from qola.repo import gitfiles, store
 from qola.sync import complete, fetch, ignored, mirrors, nested, patches, recovery, submodules
-from qola.sync.observe import (
-    DepState,
-    LocalWork,
-    gitlinks,
-    observe_local_work,
-    submodule_states,
-)
+from qola.sync.local_work import LocalWork, observe_local_work
+from qola.sync.observe import DepState, gitlinks, submodule_states
 from qola.sync.patches import Series
 from qola.sync.plan import Options, Plan
 from qola.sync.protect import back_up

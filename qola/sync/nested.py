@@ -24,7 +24,8 @@ from qola.sync import complete, fetch, mirrors, submodules, unfinished
 from qola.sync import ignored as found_ways  # nested.ways() is this module's own
 from qola.sync.complete import IncompleteError, listed
 from qola.sync.ignored import Way
-from qola.sync.observe import Gitlink, gitlinks, half_made_changes
+from qola.sync.local_work import half_made_changes
+from qola.sync.observe import Gitlink, gitlinks
 from qola.sync.refs import keep_pin
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from qola.gitrun.queries import head_sha
 from qola.manifest import Dep
 from qola.repo import gitfiles, store
 from qola.sync import ignored
-from qola.sync.observe import LocalWork
+from qola.sync.local_work import LocalWork
 from qola.sync.plan import Plan
 from qola.sync.refs import save, save_then_reset
 

@@ -19,15 +19,8 @@ from qola.gitrun.queries import head_sha
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
 from qola.sync import patches
-from qola.sync.observe import (
-    DepState,
-    SubmoduleState,
-    half_made_changes,
-    observe,
-    override_dir,
-    status,
-    submodule_states,
-)
+from qola.sync.local_work import half_made_changes, status
+from qola.sync.observe import DepState, SubmoduleState, observe, override_dir, submodule_states
 from qola.sync.patches import Series, SeriesError
 
 # Kinds of problem. Only `overridden` is not a failure.
