@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import procs
 from repos import git, head, snapshot
@@ -48,6 +49,29 @@ def test_the_lock_file_keeps_its_name_across_versions(make_project, tmp_path):
     plain = tmp_path / "no-repository"
     plain.mkdir()
     assert lock_path(plain) == plain / "qola.lock"
+
+
+def test_a_dependency_at_its_pin_needs_no_lock_even_when_its_config_needs_git_to_read(
+    pinned_by_qola,
+):
+    """A config the no-op (which runs no git) cannot read exactly, but git can (a control
+    byte in a value): the no-op steps aside and the full command looks again with git. What
+    the no-op saw without git must not stand in for that look: the dependency is at its pin,
+    so no lock is taken, and another run holding it does not hold this one up."""
+    root = pinned_by_qola.root
+    config = Path(git(root / "3rdparty" / "lib", "rev-parse", "--path-format=absolute",
+                      "--git-common-dir")) / "config"  # fmt: skip
+    with config.open("ab") as out:
+        out.write(b"[user]\n\tname = a\x01b\n")
+    assert git(root / "3rdparty" / "lib", "config", "user.name") == "a\x01b"  # git reads it
+    holder = procs.hold_lock(root)
+    try:
+        proc = procs.run("checkout", "--lock-timeout", "0.5", "-m", str(pinned_by_qola.manifest))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.endswith("up to date\n")
 
 
 def test_lock_timeout_exits_3_naming_the_holder_and_changes_nothing(behind_pin, upstream):

@@ -415,6 +415,9 @@ def _settings(data: bytes, name: str) -> dict[str, str] | str:
         line = re.search(r"bad config line (\d+)", error.why)
         return f"{name}: bad config line {line.group(1)}" if line else f"{name}: {error.why}"
     if entries is None:
+        # Git held back (the no-op): the answer is git's to give, and nothing read here can
+        # vouch for "not a repository", so no stamp and no observation handed on rests on it.
+        trail.cannot_prove(f"{name}: read exactly only by git")
         return f"{name}: a config qola reads exactly only with git"
     found = {}
     for entry in entries:
