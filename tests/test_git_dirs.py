@@ -30,6 +30,13 @@ def _made(tmp_path: Path, kind: str) -> Path:
         commit_file(repo, "a.txt", "a")
         git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "linked"))
         folder = repo / ".git" / "worktrees" / "linked"
+    elif kind.startswith("HEAD+commondir"):  # a linked worktree's, its common dir not one
+        folder.mkdir()
+        (folder / "HEAD").write_text("ref: refs/heads/main\n")
+        common = tmp_path / "common"
+        if kind.endswith("to-empty"):
+            common.mkdir()
+        (folder / "commondir").write_text(f"{common}\n")
     else:
         folder.mkdir()
         for name in kind.split("+"):
@@ -42,7 +49,7 @@ def _made(tmp_path: Path, kind: str) -> Path:
 
 @pytest.mark.parametrize(
     "kind", ["bare", "linked-worktree", "HEAD+objects+refs", "empty", "HEAD", "HEAD+objects",
-             "HEAD+refs", "objects+refs"],
+             "HEAD+refs", "objects+refs", "HEAD+commondir-to-nowhere", "HEAD+commondir-to-empty"],
 )
 def test_a_git_dir_is_what_git_takes_for_one(tmp_path, kind):
     folder = _made(tmp_path, kind)

@@ -80,14 +80,16 @@ def signature(paths: Iterable[str]) -> tuple[object, ...]:
 
 def is_git_dir(path: str) -> bool:
     """Whether git would take path for a git dir (its is_git_directory, setup.c, by the
-    names alone): a HEAD, and a commondir (a linked worktree's) or objects/ and refs/. Each
-    look is noted for the stamp: a folder that becomes a git dir voids it."""
+    names alone): a HEAD, and objects/ and refs/ in its common dir (a linked worktree's
+    `commondir` names it; else it is path itself). Each look is noted for the stamp: a
+    folder that becomes a git dir voids it."""
     if not trail.exists(os.path.join(path, "HEAD")):
         return False  # the one look most folders need
-    if trail.exists(os.path.join(path, "commondir")):
-        return True
-    return trail.exists(os.path.join(path, "objects")) and trail.exists(
-        os.path.join(path, "refs")
+    common = common_dir_text(path) if trail.exists(os.path.join(path, "commondir")) else path
+    if common is None:
+        return False  # a commondir that names no folder: git dies reading it
+    return trail.exists(os.path.join(common, "objects")) and trail.exists(
+        os.path.join(common, "refs")
     )
 
 
