@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Bottom to top. A package's modules import from their own package or one listed before it.
 LAYERS = ["base", "repo", "gitrun", "manifest", "sync", "history", "output", "commands"]
-# The entry points above every layer: `python -m qola`, `python -m qola.cli`, the no-op.
-TOP = {"__main__", "cli", "noop"}
+# The entry points above every layer: `python -m qola`, `python -m qola.cli`, the no-op,
+# and `python -m qola.explain_stamp` (its earlier spelling).
+TOP = {"__main__", "cli", "noop", "explain_stamp"}
 
 
 class Import(NamedTuple):
@@ -91,7 +92,29 @@ def _imports() -> list[Import]:
             for target in sorted(_targets(node, name, modules)):
                 found.append(Import(name.removeprefix("qola."), target.removeprefix("qola."),
                                     node.lineno, lazy, type_only, reason))
+        for target, line in _by_name(ast.parse(text), modules):  # counted as function-level
+            reason = "# lazy:" in lines[line - 1]
+            found.append(Import(name.removeprefix("qola."), target.removeprefix("qola."), line,
+                                True, False, reason))  # fmt: skip
     return found
+
+
+def _by_name(tree: ast.AST, modules: dict[str, Path]) -> Iterator[tuple[str, int]]:
+    """Imports by a name in a string: importlib.import_module("qola.x"), __import__("qola.x"),
+    runpy.run_module("qola.x") (and the package of each, which they import first)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        first = node.args[0]
+        if called in ("import_module", "__import__", "run_module") and (
+            isinstance(first, ast.Constant) and isinstance(first.value, str)
+        ):
+            dotted = first.value.split(".")
+            for n in range(2, len(dotted) + 1):
+                if ".".join(dotted[:n]) in modules:
+                    yield ".".join(dotted[:n]), node.lineno
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[set[str]]:
@@ -154,6 +177,11 @@ def test_the_ast_reader_finds_each_kind_of_import():
     assert ("cli", "commands.checkout", True, False) in found  # in a function
     assert ("gitrun.queries", "gitrun.git", False, True) in found  # under TYPE_CHECKING
     assert ("noop", "commands.options", False, False) in found  # at the top
+
+
+def test_an_import_by_name_in_a_string_counts_too():
+    tree = ast.parse('import importlib\nimportlib.import_module("qola.commands.checkout")\n')
+    assert list(_by_name(tree, _modules())) == [("qola.commands", 2), ("qola.commands.checkout", 2)]
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -178,6 +178,10 @@ def test_python_m_qola_explain_stamp_names_the_entry_that_no_longer_holds(pinned
     held = explained()
     assert held.returncode == 0, held.stderr
     assert held.stdout.count("  all ") == 2
+    # The spelling the docs gave before the commands had a package of their own still works.
+    earlier = subprocess.run([sys.executable, "-m", "qola.explain_stamp", *files],
+                             capture_output=True, text=True, env=environment())  # fmt: skip
+    assert (earlier.returncode, earlier.stdout) == (0, held.stdout)
 
     head = pinned_by_qola.lib / ".git" / "modules" / "extern" / "nested" / "HEAD"
     was = trail.expect(head)
