@@ -382,7 +382,7 @@ function(_qola_write_verify_script script manifest environment)
   file(WRITE "${script}" "${text}")
 endfunction()
 
-# QOLA_CMAKE_CALLS for the call `id` (qola/output/cmake_env.py): the records (_qola_note_call)
+# QOLA_CMAKE_CALLS for the call `id` (qola/output/cmake_calls.py): the records (_qola_note_call)
 # of the calls made earlier in this configure, then of those the last one made after them.
 function(_qola_other_calls out id)
   get_property(made GLOBAL PROPERTY _QOLA_MADE)
