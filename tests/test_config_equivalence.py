@@ -18,7 +18,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from qola.repo import configfile, gitfiles
+from qola.repo import configfile, setup_config
 
 _SETTINGS = settings(max_examples=500, derandomize=True, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
@@ -171,7 +171,7 @@ def test_the_noop_view_of_core_settings_agrees_with_git_or_is_unsure(tmp_path_fa
     accepts the repository, and its work tree) is git's, or nothing."""
     folder = _folder(tmp_path_factory)
     with configfile.without_git():
-        found = gitfiles._settings(data, "config")
+        found = setup_config.read_settings(data, "config")
     listed = _git_list(data, folder, includes=False)
     if isinstance(found, str):
         # Unsure (the no-op leaves it to git), never a refusal git would not make.
