@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -97,6 +96,10 @@ def qola_command(*args: str) -> str:
     """A qola command line a person can paste: `qola ARGS`, or, when the `qola` on PATH is
     not this one (a virtual environment that is not active), this interpreter's
     `python -m qola ARGS`, with the PYTHONPATH that found this qola."""
+    # Not at the top: errors imports this module, and every entry point reports Windows
+    # with an error, where shutil would import what only Windows has (_winapi).
+    import shutil
+
     words = [shlex.quote(arg) for arg in args]
     found = shutil.which("qola")
     package = sys.modules[__name__.partition(".")[0]].__file__ or ""
