@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from fixtures import plain_python
+
 REPO = Path(__file__).resolve().parent.parent
 MODULE = REPO / "cmake" / "QoLA.cmake"
 
@@ -182,9 +184,8 @@ def main() -> None:
     for deps in sizes:
         base = Path(tempfile.mkdtemp(prefix="qola-bench-cmake-"))
         env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "QOLA_PYTHON": sys.executable,
+            **{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+            "QOLA_PYTHON": plain_python(base, REPO),
             "GIT_CONFIG_GLOBAL": str(base / "gitconfig"),
             "GIT_CONFIG_NOSYSTEM": "1",
         }

@@ -148,14 +148,15 @@ class Bench:
         self.args = args
         self.work = work
         self.env = fx.isolated_env(work)
-        self.env["PYTHONPATH"] = str(args.qola)
+        self.env.pop("PYTHONPATH", None)
+        self.python = fx.plain_python(work, args.qola)
         # Users run qola from an installed package with its bytecode cached; without a cache
         # every run would compile qola's modules again. Kept here, not in the checkout.
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)
         self.env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
         self.git = fx.Git(self.env)
         self.results = Results()
-        self.qola = [sys.executable, "-m", "qola.cli"]
+        self.qola = [self.python, "-m", "qola.cli"]
 
     def record(self, section: str, samples: dict[str, list[Sample]]) -> dict[str, Medians]:
         self.results.sections[section] = {name: medians(s) for name, s in samples.items()}
@@ -222,7 +223,7 @@ class Bench:
                 "git submodule status": git("submodule", "status", "--recursive"),
                 # What starting this interpreter (with its site-packages) costs: qola's floor.
                 "python -c pass": lambda _i: timed(
-                    [(root, [sys.executable, "-c", "pass"])], self.env
+                    [(root, [self.python, "-c", "pass"])], self.env
                 )[0],
             },
             self.args.repeat,
@@ -498,7 +499,7 @@ class Bench:
             return None
         generator = "Ninja" if shutil.which("ninja") else "Unix Makefiles"
         command = [
-            sys.executable,
+            self.python,
             str(script),
             "--deps",
             "10",
@@ -794,7 +795,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         cpus=os.cpu_count(),
         python=platform.python_version(),
         git=bench.git(work, "version"),
-        qola=bench.git.run(work, sys.executable, "-c", "import qola; print(qola.__file__)"),
+        qola=bench.git.run(work, bench.python, "-c", "import qola; print(qola.__file__)"),
         qola_commit=bench.git(args.qola, "rev-parse", "HEAD") if checkout else None,
         qola_dirty=bool(
             bench.git(
