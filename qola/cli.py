@@ -210,7 +210,7 @@ def common_from(
     manifest = value["manifest"]
     if manifest is None:
         searched_from = Path(os.getcwd())
-        manifest = options.find_manifest(searched_from)[0]
+        manifest = Path(options.find_manifest(os.fspath(searched_from))[0])
     from qola.base import console  # lazy: each command loads its own
 
     console.configure(value["verbose"], value["quiet"])
@@ -247,7 +247,7 @@ def _manifest_to_complete(ctx: click.Context) -> Manifest | None:
 
     manifest = pick("manifest") or os.environ.get("QOLA_MANIFEST")
     if not manifest:
-        manifest = options.find_manifest(Path(os.getcwd()))[0]
+        manifest = options.find_manifest(os.getcwd())[0]
     root = pick("root") or os.environ.get("QOLA_ROOT")
     try:
         return load(Path(manifest), Path(root) if root else None)

@@ -20,21 +20,24 @@ cannot be read or written, only means the slower path.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import os
 import sys
-from collections.abc import Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from qola.base import colour
+from qola.base.digest import sha256_hex
 from qola.commands import options
-from qola.repo import trail
+from qola.repo import noop_stamp, trail
+from qola.repo.gitpaths import git_dir_of
 from qola.sync import report
 
+# What the stamped no-op imports is held to os, sys, marshal and qola's own small modules
+# (a test lists them): typing, pathlib, re, json or hashlib would each cost it more than
+# its own work does.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
     from qola.sync.at_pin import Handoff, Seen
 
 Line = tuple[str, str]  # a report line: report.line's (what comes first, what it says)
@@ -172,9 +175,9 @@ def _noop(argv: list[str], handoff: list[Handoff]) -> tuple[list[str], list[Line
     given, names, groups = parsed
     searched_from = None
     if "manifest" in given:
-        manifest = Path(given["manifest"])
+        manifest = given["manifest"]
     else:  # as the full command line finds it (qola/commands/options.py)
-        searched_from = Path(os.getcwd())
+        searched_from = os.getcwd()
         manifest = options.find_manifest(searched_from)[0]
     invocation = {
         "format": trail.FORMAT,
@@ -205,6 +208,8 @@ def _observe_all(
 ) -> list[Line] | None:
     """The answer from the manifest and every dependency's files; a stamp of it when it can.
     What it loaded and observed goes in handoff (the full command starts from it)."""
+    from pathlib import Path  # lazy: only when the stamp misses
+
     from qola.base.errors import QolaError  # lazy: only when the stamp misses
     from qola.base.names import override_variable  # lazy: only when the stamp misses
     from qola.manifest import load  # lazy: only when the stamp misses
@@ -303,24 +308,16 @@ def _stamp_file(invocation: dict[str, Any]) -> str | None:
         if parent == folder:
             return None
         folder = parent
-    from qola.repo.gitfiles import find_git_dir  # lazy: only when the stamp misses
-
-    gitdir = find_git_dir(Path(folder))
+    gitdir = git_dir_of(folder)
     if gitdir is None:
         return None
-    key = hashlib.sha256(json.dumps(invocation, sort_keys=True).encode()).hexdigest()[:32]
-    from qola.repo import store  # lazy: only when the stamp misses
-
-    return store.noop_stamp(gitdir, key)
+    # repr, not json: the same invocation always reads the same (its dicts keep their order)
+    return noop_stamp.path(gitdir, sha256_hex(repr(invocation).encode())[:32])
 
 
 def _answer_from_stamp(path: str, invocation: dict[str, Any]) -> list[Line] | None:
     """The lines a previous no-op printed, when nothing its stamp lists has changed since."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.loads(handle.read())
-    except (OSError, ValueError):
-        return None
+    data = noop_stamp.load(path)
     if not isinstance(data, dict) or data.get("invocation") != invocation:
         return None
     env, pairs, lines = data.get("env"), data.get("entries"), data.get("lines")
@@ -353,7 +350,9 @@ def _write_stamp(
         "entries": [[path, expectation] for path, expectation in pairs],
         "lines": [list(line) for line in lines],  # each [what comes first, what it says]
     }
+    import contextlib  # lazy: only when the stamp misses
+
     from qola.repo import store  # lazy: only when the stamp misses
 
     with contextlib.suppress(OSError):
-        store.write_file(path, json.dumps(data).encode(), store.noop_stamp_gitdir(path))
+        store.write_file(path, noop_stamp.dumps(data), noop_stamp.gitdir_of(path))

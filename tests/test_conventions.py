@@ -184,8 +184,8 @@ def test_find_manifest_outside_any_repository_looks_in_the_folder_only(tmp_path)
     (tmp_path / "qola.toml").write_text("")
     sub = tmp_path / "sub"
     sub.mkdir()
-    assert options.find_manifest(sub) == (sub / "qola.toml", False)
-    assert options.find_manifest(tmp_path) == (tmp_path / "qola.toml", True)
+    assert options.find_manifest(str(sub)) == (str(sub / "qola.toml"), False)
+    assert options.find_manifest(str(tmp_path)) == (str(tmp_path / "qola.toml"), True)
 
 
 # -- environment values

@@ -199,7 +199,7 @@ def test_console_script_and_module_answer_the_noop(pinned_clean):
 
 
 def stamps(project) -> list[Path]:
-    return sorted(store.noop_stamps(project.root / ".git").glob("*.json"))
+    return sorted(store.noop_stamps(project.root / ".git").glob("*.stamp"))
 
 
 def test_second_noop_answers_from_its_stamp_without_loading_the_manifest(pinned_clean, run_qola):
@@ -314,7 +314,7 @@ def test_a_broken_or_unwritable_stamp_is_only_slower(pinned_clean, run_qola):
     full = run_qola("checkout", cwd=pinned_clean.root).stdout
     assert as_cmake_runs_it("checkout", cwd=pinned_clean.root).stdout == full
     [stamp] = stamps(pinned_clean)
-    stamp.write_text("{not json")
+    stamp.write_text("{not a stamp")
     answer = as_cmake_runs_it("checkout", cwd=pinned_clean.root)
     assert (answer.stdout, split_probe(answer.stderr)[1]) == (full, "qola.manifest")
     stamp.unlink()
@@ -503,3 +503,44 @@ def test_the_noop_colours_its_lines_as_the_full_command_does(
         )  # fmt: skip
         assert (proc.returncode, proc.stdout) == (0, full)
     assert stamps(pinned_clean)  # the second one answered from the stamp
+
+
+# What a stamped no-op may import beyond what `python -S -m` itself loads: os and sys come
+# with the interpreter; these few modules of qola's and of the standard library do the work.
+# typing, pathlib, re (and so json and enum), hashlib, threading: each alone would cost the
+# no-op more than its own work does.
+STAMPED_NOOP_IMPORTS = {
+    "__future__", "_contextvars", "contextvars", "math", "_sha256", "_sha2",
+    "qola", "qola.base", "qola.base.colour", "qola.base.digest", "qola.base.platforms",
+    "qola.commands", "qola.commands.options", "qola.noop", "qola.repo", "qola.repo.gitpaths",
+    "qola.repo.noop_stamp", "qola.repo.trail", "qola.sync", "qola.sync.report",
+}  # fmt: skip
+
+LOADED = """
+import atexit, runpy, sys
+floor = set(sys.modules)
+atexit.register(lambda: sys.stderr.write("loaded: " + " ".join(sorted(set(sys.modules) - floor))))
+sys.argv = ["qola.cli", *sys.argv[1:]]
+if sys.argv[1:]:
+    runpy.run_module("qola.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_a_stamped_noop_imports_only_what_answering_needs(pinned_clean, run_qola):
+    """Run without site (-S): an editable install's import hook would load pathlib and re
+    before qola starts, hiding what qola itself imports."""
+    full = run_qola("checkout", cwd=pinned_clean.root).stdout
+
+    def modules(*args: str) -> tuple[str, set[str]]:
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", LOADED, *args], cwd=pinned_clean.root,
+            capture_output=True, text=True, check=False, env=environment(),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout, set(proc.stderr.rpartition("loaded: ")[2].split())
+
+    assert modules("checkout")[0] == full  # (the first: its stamp may be written anew)
+    out, loaded = modules("checkout")
+    assert out == full
+    assert loaded - modules()[1] <= STAMPED_NOOP_IMPORTS, sorted(loaded - STAMPED_NOOP_IMPORTS)
+    assert "qola.repo.trail" in loaded  # it did answer from its stamp, not step aside early

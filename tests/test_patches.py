@@ -391,7 +391,7 @@ def test_noop_stamp_sees_an_edited_patch(patched, texts):
         return not procs.noop_declined(["checkout", "-q"], patched.root)
 
     assert answered()  # and stamped
-    assert list(store.noop_stamps(patched.root / ".git").glob("*.json"))
+    assert list(store.noop_stamps(patched.root / ".git").glob("*.stamp"))
     assert answered()  # from the stamp
     edited = {"0001-readme.patch": texts.readme_other, "0002-lib.patch": texts.lib_txt}
     write_series(patched, edited)

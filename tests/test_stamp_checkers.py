@@ -168,7 +168,7 @@ def test_python_m_qola_explain_stamp_names_the_entry_that_no_longer_holds(pinned
 
     results = pinned_by_qola.root / "build" / "results.cmake"
     assert not noop_declined(["checkout", "--cmake-out", str(results)], pinned_by_qola.root)
-    [noop_stamp] = (pinned_by_qola.root / ".git" / "qola" / "noop").glob("*.json")
+    [noop_stamp] = (pinned_by_qola.root / ".git" / "qola" / "noop").glob("*.stamp")
     files = [str(results), str(noop_stamp)]
 
     def explained() -> subprocess.CompletedProcess[str]:

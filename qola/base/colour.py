@@ -9,7 +9,10 @@ formats (JSON, JUnit, GitHub) never ask for it.
 from __future__ import annotations
 
 import os
-from typing import TextIO
+
+TYPE_CHECKING = False  # the no-op imports this: typing would cost it more than the rest
+if TYPE_CHECKING:
+    from typing import TextIO
 
 STYLES = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2"}
 

@@ -10,7 +10,8 @@ import anything else of qola's, so Windows gets one clear message and exit 2.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing's own would cost every command, the no-op included
 
 if TYPE_CHECKING:
     from qola.base.errors import UsageError

@@ -8,6 +8,7 @@ import sys
 
 from qola.base.plural import count, verb
 from qola.output.cmake_results import read_stamp
+from qola.repo import noop_stamp
 from qola.repo.trail import explain
 
 
@@ -15,7 +16,7 @@ def main(argv: list[str]) -> int:
     """`python -m qola.commands.explain_stamp FILE…`: which entries of a stamp no longer
     hold, and why.
 
-    FILE is a no-op stamp (`.git/qola/noop/*.json` in the root repository) or a CMake
+    FILE is a no-op stamp (`.git/qola/noop/*.stamp` in the root repository) or a CMake
     results file (`<build>/qola/*.cmake`).
     """
     if not argv:
@@ -23,16 +24,19 @@ def main(argv: list[str]) -> int:
         return 2
     broken = False
     for name in argv:
-        with open(name, encoding="utf-8") as handle:
-            text = handle.read()
-        if text.lstrip().startswith("{"):
-            data = json.loads(text)
+        if name.endswith(noop_stamp.SUFFIX):
+            data = noop_stamp.load(name)
+            if not isinstance(data, dict):
+                print(f"{name}: not a no-op stamp this qola can read")
+                broken = True
+                continue
             pairs = [(p, e) for p, e in data.get("entries", [])]
             invocation = data.get("invocation", {})
             shown = {k: invocation.get(k) for k in ("manifest", "root", "names", "cmake_out")}
             print(f"{name}: the no-op's stamp for {json.dumps(shown)}")
         else:
-            pairs = read_stamp(text)
+            with open(name, encoding="utf-8") as handle:
+                pairs = read_stamp(handle.read())
             print(f"{name}: the CMake stamp")
         lines = explain(pairs)
         for line in lines:

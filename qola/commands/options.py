@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # the no-op imports this: typing would cost it more than the rest
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MANIFEST_NAME = "qola.toml"
 
@@ -23,20 +25,37 @@ BOOLEAN_WORDS = frozenset(
 )
 
 
-class Spec(NamedTuple):
+class Spec:
     """One option: its spellings, where else its value may come from, and its type.
 
-    (A NamedTuple, not a dataclass: importing dataclasses would cost the no-op 6 ms.)
+    (A plain class: a NamedTuple would import typing, a dataclass inspect, each costing the
+    no-op more than the rest of this module.)
     """
 
-    dest: str  # the parameter's name in Python
-    flags: tuple[str, ...]  # every spelling, e.g. ("-m", "--manifest")
-    help: str
-    kind: str = "flag"  # flag, file, folder, choice, count, seconds, positive-seconds
-    envvar: str | None = None
-    choices: tuple[str, ...] = ()
-    default: str | None = None  # as typed on the command line (None: none)
-    metavar: str | None = None
+    __slots__ = ("choices", "default", "dest", "envvar", "flags", "help", "kind", "metavar")
+
+    def __init__(
+        self,
+        dest: str,  # the parameter's name in Python
+        flags: tuple[str, ...],  # every spelling, e.g. ("-m", "--manifest")
+        help: str,  # click's name for it
+        kind: str = "flag",  # flag, file, folder, choice, count, seconds, positive-seconds
+        envvar: str | None = None,
+        choices: tuple[str, ...] = (),
+        default: str | None = None,  # as typed on the command line (None: none)
+        metavar: str | None = None,
+    ) -> None:
+        self.dest = dest
+        self.flags = flags
+        self.help = help
+        self.kind = kind
+        self.envvar = envvar
+        self.choices = choices
+        self.default = default
+        self.metavar = metavar
+
+    def __repr__(self) -> str:
+        return f"Spec({self.dest!r}, {self.flags!r})"
 
     @property
     def is_flag(self) -> bool:
@@ -156,36 +175,39 @@ def by_flag(specs: tuple[Spec, ...]) -> dict[str, Spec]:
     return {flag: spec for spec in specs for flag in spec.flags}
 
 
-def find_manifest(start: Path) -> tuple[Path, bool]:
+def find_manifest(start: str) -> tuple[str, bool]:
     """The manifest a command without -m reads, and whether it was found there.
 
     qola.toml in start or the nearest folder above it, up to the top of the git
     repository holding start (the nearest folder with a .git); outside any repository,
     in start only. Not found: start/qola.toml, which the loader reports as missing.
+    (Strings, not Paths: the no-op imports no pathlib.)
     """
     top = search_top(start)
     folder = start
     while True:
-        candidate = folder / MANIFEST_NAME
+        candidate = os.path.join(folder, MANIFEST_NAME)
         if os.path.isfile(candidate):
             return candidate, True
-        if folder == top or folder.parent == folder:
-            return start / MANIFEST_NAME, False
-        folder = folder.parent
+        parent = os.path.dirname(folder)
+        if folder == top or parent == folder:
+            return os.path.join(start, MANIFEST_NAME), False
+        folder = parent
 
 
-def search_top(start: Path) -> Path:
+def search_top(start: str) -> str:
     """The last folder find_manifest looks in: the top of the git repository holding
     start (the nearest folder with a .git), or start itself outside any repository."""
     top = start
-    while not os.path.lexists(top / ".git"):
-        if top.parent == top:
+    while not os.path.lexists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
             return start  # in no repository
-        top = top.parent
+        top = parent
     return top
 
 
-def manifest_note(manifest: Path, searched_from: Path | None) -> str:
+def manifest_note(manifest: str | Path, searched_from: str | Path | None) -> str:
     """Which manifest a command reads, as -v says it (the no-op's words too)."""
     path = os.path.abspath(manifest)
     if searched_from is None:

@@ -178,7 +178,7 @@ def _not_found(start: Path) -> ManifestError:
 
     from qola.base.errors import ManifestError  # lazy: some commands only
 
-    name, top = options.MANIFEST_NAME, options.search_top(start)
+    name, top = options.MANIFEST_NAME, Path(options.search_top(os.fspath(start)))
     if top != start:
         where = f"no {name} here or in a folder above, up to {top} (its repository's top)"
     elif os.path.lexists(start / ".git"):

@@ -20,6 +20,7 @@ from qola.base.shas import is_full_sha
 from qola.repo import trail
 from qola.repo.gitpaths import common_dir as common_dir
 from qola.repo.gitpaths import common_dir_text as _common_dir
+from qola.repo.gitpaths import git_dir_of
 from qola.repo.gitpaths import physical as _physical
 from qola.repo.gitpaths import read as _read
 from qola.repo.setup_config import format_problem, read_settings, worktree_problem
@@ -34,20 +35,9 @@ def git_dir(worktree: Path) -> Path | None:
 
 
 def find_git_dir(worktree: Path) -> Path | None:
-    """Where a work tree's `.git` leads (the folder, or a gitfile's target), without asking
-    whether git would take it: for where qola keeps files of its own, not for answers."""
-    dotgit = os.path.join(worktree, ".git")
-    if os.path.isdir(dotgit):
-        trail.saw_dir(dotgit)
-        return Path(dotgit)
-    data = _read(dotgit)
-    if data is None:
-        return None
-    text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
-    if not text.startswith("gitdir: "):
-        return None
-    target = _physical(os.path.join(worktree, text[len("gitdir: ") :]))
-    return Path(target) if target is not None and os.path.isdir(target) else None
+    """gitpaths.git_dir_of for a Path: where a work tree's `.git` leads, for qola's own files."""
+    found = git_dir_of(os.fspath(worktree))
+    return Path(found) if found is not None else None
 
 
 def refusal(worktree: Path) -> str | None:

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from pathlib import Path
 
 from qola.repo import trail
+
+TYPE_CHECKING = False  # the stamped no-op imports this: typing would cost it more than the rest
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
 
 
 def physical(path: str) -> str | None:
@@ -47,8 +50,27 @@ def read(path: str) -> bytes | None:
     return data
 
 
+def git_dir_of(worktree: str) -> str | None:
+    """Where a work tree's `.git` leads (the folder, or a gitfile's target), without asking
+    whether git would take it: for where qola keeps files of its own, not for answers."""
+    dotgit = os.path.join(worktree, ".git")
+    if os.path.isdir(dotgit):
+        trail.saw_dir(dotgit)
+        return dotgit
+    data = read(dotgit)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
+    if not text.startswith("gitdir: "):
+        return None
+    target = physical(os.path.join(worktree, text[len("gitdir: ") :]))
+    return target if target is not None and os.path.isdir(target) else None
+
+
 def common_dir(gitdir: Path) -> Path:
     """Where refs and objects live (differs from gitdir for linked worktrees)."""
+    from pathlib import Path  # lazy: the stamped no-op, which imports this, needs no pathlib
+
     found = common_dir_text(os.fspath(gitdir))
     return Path(found) if found is not None else gitdir
 

@@ -17,7 +17,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from qola.repo import noop_stamp
 from qola.repo.gitpaths import common_dir
+from qola.repo.noop_stamp import STATE as STATE
 
 LOCK_NAME = "qola.lock"
 QOLA_REFS = "refs/qola"  # every ref qola makes is below this
@@ -27,7 +29,6 @@ BACKUP_PREFIX = f"{QOLA_REFS}/backup"
 # and a HEAD there is never taken for someone's local work.
 PINS_PREFIX = f"{QOLA_REFS}/pins/"
 PROBE_REF = f"{QOLA_REFS}/track"
-STATE = "qola"  # qola's folder inside a git dir
 _CLONE_MARK = ".qola-clone-"
 
 
@@ -58,19 +59,9 @@ def editing_record(gitdir: Path) -> Path:
     return gitdir / STATE / "editing"
 
 
-def noop_stamp(gitdir: str | Path, key: str) -> str:
-    """A no-op stamp (a str: the no-op path works on strings)."""
-    return os.path.join(gitdir, STATE, "noop", f"{key}.json")
-
-
 def noop_stamps(gitdir: Path) -> Path:
-    """The folder of the no-op stamps."""
-    return gitdir / STATE / "noop"
-
-
-def noop_stamp_gitdir(stamp: str) -> str:
-    """The git dir a no-op stamp belongs to: the folder its write starts from."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(stamp)))
+    """The folder of the no-op stamps (noop_stamp.py: where each one lives, its format)."""
+    return Path(noop_stamp.path(os.fspath(gitdir), "x")).parent
 
 
 def backup_ref(name: str, nested: str = "", why: str = "") -> str:

@@ -4,13 +4,15 @@ What each kind of entry means and why: docs/stamps.md, "What a stamp entry means
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
-from pathlib import Path
-from typing import NamedTuple
+
+from qola.base.digest import sha256_hex
+
+TYPE_CHECKING = False  # typing's own costs the stamped no-op a third of its time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from pathlib import Path
 
 # The one version of a stamp's meaning, for the no-op's stamp files and the CMake results
 # file alike (QoLA.cmake keeps a copy; a test proves the two equal). Bump it whenever what
@@ -52,28 +54,32 @@ class Trail:
 _TRAIL: ContextVar[Trail | None] = ContextVar("qola_stamp_trail", default=None)
 
 
-@contextlib.contextmanager
-def recording() -> Iterator[Trail]:
-    """Note what is read meanwhile (on this thread); an enclosing recording gets it too."""
-    trail = Trail()
-    token = _TRAIL.set(trail)
-    try:
-        yield trail
-    finally:
-        _TRAIL.reset(token)
+class recording:  # lower case: used as the function it was, `with recording() as trail`
+    """Note what is read meanwhile (on this thread); an enclosing recording gets it too.
+
+    (A class, not a contextlib.contextmanager: the stamped no-op imports no contextlib.)
+    """
+
+    def __enter__(self) -> Trail:
+        self.trail = Trail()
+        self.token = _TRAIL.set(self.trail)
+        return self.trail
+
+    def __exit__(self, *exc: object) -> None:
+        _TRAIL.reset(self.token)
         outer = _TRAIL.get()
         if outer is not None:
-            outer.absorb(trail)
+            outer.absorb(self.trail)
 
 
-@contextlib.contextmanager
-def paused() -> Iterator[None]:
+class paused:  # lower case: used as the function it was, `with paused()`
     """Reads meanwhile do not count (they cannot change the answer)."""
-    token = _TRAIL.set(None)
-    try:
-        yield
-    finally:
-        _TRAIL.reset(token)
+
+    def __enter__(self) -> None:
+        self.token = _TRAIL.set(None)
+
+    def __exit__(self, *exc: object) -> None:
+        _TRAIL.reset(self.token)
 
 
 def replay(trail: Trail) -> None:
@@ -87,7 +93,7 @@ def saw_file(path: str | Path, data: bytes | None) -> None:
     """A file was read (None: it did not exist)."""
     trail = _TRAIL.get()
     if trail is not None:
-        expectation = "missing" if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+        expectation = "missing" if data is None else "sha256:" + sha256_hex(data)
         trail.note(os.fspath(path), expectation)
 
 
@@ -112,7 +118,7 @@ def saw_folder(path: str | Path, real: str | None = None) -> None:
     if trail is not None and (os.fspath(path), "realpath") not in trail.entries:
         if real is None:
             real = os.path.realpath(path)
-        trail.note(os.fspath(path), "realpath:" + hashlib.sha256(os.fsencode(real)).hexdigest())
+        trail.note(os.fspath(path), "realpath:" + sha256_hex(os.fsencode(real)))
 
 
 def exists(path: str | Path) -> bool:
@@ -149,11 +155,22 @@ def cannot_prove(why: str) -> None:
         trail.unprovable = why
 
 
-class Proof(NamedTuple):  # not a dataclass: the no-op's stamp path must not import inspect
+class Proof:  # a plain class: a NamedTuple would import typing, a dataclass inspect
     """A look's stamp (None when nothing can vouch for its answer) and the files to watch."""
 
-    entries: list[Pair] | None
-    watch: tuple[str, ...] = ()
+    __slots__ = ("entries", "watch")
+
+    def __init__(self, entries: list[Pair] | None, watch: tuple[str, ...] = ()) -> None:
+        self.entries = entries
+        self.watch = watch
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Proof):
+            return NotImplemented
+        return (self.entries, self.watch) == (other.entries, other.watch)
+
+    def __repr__(self) -> str:
+        return f"Proof({self.entries!r}, {self.watch!r})"
 
 
 def vouch(loaded: Sequence[Pair] | None, look: Callable[[], bool]) -> Proof:
@@ -166,7 +183,8 @@ def vouch(loaded: Sequence[Pair] | None, look: Callable[[], bool]) -> Proof:
     this one looks leaves an entry that no longer holds, so no stamp vouches for a mix.
     look() runs even when no stamp can be had (its answer may be what the caller is after).
     """
-    version = Path(__file__).parents[1] / "__init__.py"  # another qola may decide otherwise
+    version = os.path.join(os.path.dirname(os.path.dirname(__file__)), "__init__.py")
+    # (another qola may decide otherwise)
     with recording() as trail:
         seen = look()
     watched = tuple(trail.watch)
@@ -198,16 +216,16 @@ def holds(pairs: Iterable[tuple[str, str]]) -> bool:
         elif expectation.startswith("sha256:"):
             try:
                 with open(path, "rb") as handle:
-                    if hashlib.sha256(handle.read()).hexdigest() != expectation[7:]:
+                    if sha256_hex(handle.read()) != expectation[7:]:
                         return False
             except OSError:  # missing, or a folder
                 return False
         elif expectation.startswith("glob:"):
-            if not os.path.isdir(path) or expect_patches(Path(path)) != expectation:
+            if not os.path.isdir(path) or expect_patches(path) != expectation:
                 return False
         elif expectation.startswith("realpath:"):
             resolved = os.fsencode(_realpath(path, real))
-            if "realpath:" + hashlib.sha256(resolved).hexdigest() != expectation:
+            if "realpath:" + sha256_hex(resolved) != expectation:
                 return False
         else:
             return False
@@ -235,27 +253,29 @@ def expect(path: str | Path) -> str:
         return "dir"
     try:
         with open(path, "rb") as handle:
-            return "sha256:" + hashlib.sha256(handle.read()).hexdigest()
+            return "sha256:" + sha256_hex(handle.read())
     except OSError:
         return "missing"
 
 
 def expect_realpath(path: str | Path) -> str:
     """The same digest as QoLA.cmake's: sha256 of file(REAL_PATH)'s bytes."""
-    return "realpath:" + hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()
+    return "realpath:" + sha256_hex(os.fsencode(os.path.realpath(path)))
 
 
-def patch_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*.patch") if p.is_file())
+def patch_files(folder: str | Path) -> list[Path]:
+    from pathlib import Path  # lazy: a stamp of a tree without patches never globs
+
+    return sorted(p for p in Path(folder).rglob("*.patch") if p.is_file())
 
 
-def expect_patches(folder: Path) -> str:
+def expect_patches(folder: str | Path) -> str:
     """The same digest as QoLA.cmake's: sorted relative paths, joined by `;`."""
     return _glob(p.relative_to(folder).as_posix() for p in patch_files(folder))
 
 
 def _glob(names: Iterable[str]) -> str:
-    return "glob:" + hashlib.sha256(";".join(sorted(names)).encode("utf-8")).hexdigest()
+    return "glob:" + sha256_hex(";".join(sorted(names)).encode("utf-8"))
 
 
 def found(path: str, expectation: str) -> str:
@@ -264,7 +284,7 @@ def found(path: str, expectation: str) -> str:
     if kind == "realpath":
         return expect_realpath(path)
     if kind == "glob":
-        return expect_patches(Path(path)) if os.path.isdir(path) else "missing"
+        return expect_patches(path) if os.path.isdir(path) else "missing"
     if kind == "file":
         return "file" if os.path.isfile(path) else expect(path)
     return expect(path)

@@ -3,10 +3,10 @@ and the no-op alike (which imports this: it imports nothing)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # the no-op imports this: typing would cost it more than the rest
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from qola.manifest import Dep
 
 UP_TO_DATE = "up to date"
