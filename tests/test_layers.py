@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ["base", "repo", "gitrun", "manifest", "sync", "history", "output", "commands"]
 # The entry points above every layer: `python -m qola`, `python -m qola.cli`, the no-op,
 # and `python -m qola.explain_stamp` (its earlier spelling).
-TOP = {"__main__", "cli", "noop", "explain_stamp"}
+TOP = {"__main__", "cli", "cli_options", "noop", "explain_stamp"}
 
 
 class Import(NamedTuple):
