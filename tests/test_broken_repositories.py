@@ -65,6 +65,11 @@ def _worktree_elsewhere(p):
     git(p.lib, "config", "core.worktree", str(p.root))
 
 
+def _commondir_nowhere(p):
+    """A `commondir` (a linked worktree's pointer to its repository) naming no folder."""
+    (p.lib / ".git" / "commondir").write_text("../nowhere\n")
+
+
 BROKEN = [
     (_refs_gone, ".git/refs is missing"),
     (_objects_gone, ".git/objects is missing"),
@@ -74,9 +79,10 @@ BROKEN = [
     (_unknown_extension, "unknown repository extension: qolanosuchthing"),
     (_bad_config_line, ".git/config: bad config line {line}"),
     (_worktree_elsewhere, "core.worktree is {root}, not this folder"),
+    (_commondir_nowhere, "nowhere/objects is missing"),
 ]
 IDS = ["refs-gone", "objects-gone", "objects-emptied", "bare", "format-2", "unknown-extension",
-       "bad-config-line", "worktree-elsewhere"]  # fmt: skip
+       "bad-config-line", "worktree-elsewhere", "commondir-nowhere"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("breakage", "why"), BROKEN, ids=IDS)
@@ -120,6 +126,11 @@ def _nested_refs_gone(p):
     shutil.rmtree(p.lib / ".git" / "modules" / "extern" / "nested" / "refs")
 
 
+def _nested_commondir_nowhere(p):
+    modules = p.lib / ".git" / "modules" / "extern" / "nested"
+    (modules / "commondir").write_text("../nowhere\n")
+
+
 def _folder_linked_to_a_copy(p, upstream):
     """The issue's repro: a folder inside the dependency replaced by a symlink to a copy
     whose nested submodule is at another commit."""
@@ -136,19 +147,23 @@ NESTED = [
     (lambda p, u: _nested_worktree_nowhere(p),
      "core.worktree is ../../../../nowhere, which does not exist"),
     (lambda p, u: _nested_refs_gone(p), "{modules}/refs is missing"),
+    (lambda p, u: _nested_commondir_nowhere(p), "{extern}/nowhere/objects is missing"),
     (_folder_linked_to_a_copy, "extern is a symlink, which git does not follow"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("breakage", "why"), NESTED, ids=["worktree-nowhere", "refs-gone", "folder-linked-to-a-copy"]
+    ("breakage", "why"),
+    NESTED,
+    ids=["worktree-nowhere", "refs-gone", "commondir-nowhere", "folder-linked-to-a-copy"],
 )
 def test_a_nested_submodule_git_refuses_is_never_up_to_date_and_verify_names_it(
     pinned_by_qola, upstream, run_qola, breakage, why
 ):
     results = stamped(pinned_by_qola)
     breakage(pinned_by_qola, upstream)
-    why = why.format(modules=pinned_by_qola.lib / ".git" / "modules" / "extern" / "nested")
+    extern = pinned_by_qola.lib / ".git" / "modules" / "extern"
+    why = why.format(modules=extern / "nested", extern=extern)
     before = without_noop_stamps(snapshot(pinned_by_qola.root))
 
     assert declined(["checkout", "--cmake-out", str(results)], pinned_by_qola.root)
