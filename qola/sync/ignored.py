@@ -8,16 +8,16 @@ checkout's way").
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola.base import safetext
 from qola.base.errors import RefusedError
-from qola.repo import gitfiles, store
+from qola.repo import gitfiles
 from qola.sync import in_the_way, unfinished
 from qola.sync.complete import SHOWN, listed
-from qola.sync.refs import save
 
 if TYPE_CHECKING:
     from qola.gitrun.git import Runner
@@ -110,22 +110,21 @@ def keep_and_clear(runner: Runner, ways: list[Way], subject: str) -> list[str]:
             )
     notes = []
     for way in ways:
-        kept = in_the_way.keep(runner, way.tree, list(way.paths), way.target, subject)
-        ref = store.backup_ref(subject, way.nested, "in-the-way")
-        save(runner, way.tree, ref, kept, subject)
-        in_the_way.clear(way.tree, list(way.paths))
+        paths = list(way.paths)
+        ref = in_the_way.keep_aside(runner, way.tree, paths, way.target, subject, way.nested)
+        in_the_way.clear(way.tree, paths)
         notes.append(f"saved the ignored files in the way of {way.target[:12]} in {way.label} "
-                     f"({listed(list(way.paths))}) as {ref}; restore with: "
-                     f"{restore_command(way, ref)}")  # fmt: skip
+                     f"({listed(paths)}) as {ref}; restore with: "
+                     f"{restore_command(way.tree, paths, ref)}")  # fmt: skip
     return notes
 
 
-def restore_command(way: Way, ref: str) -> str:
-    """What brings the kept files back over what the checkout wrote there."""
-    where = safetext.shell_word(str(way.tree))
-    if len(way.paths) <= SHOWN:
-        paths = " ".join(shlex.quote(path) for path in way.paths)
-        return f"git -C {where} restore --source={ref} --worktree -- {paths}"
+def restore_command(tree: Path, paths: Sequence[str], ref: str) -> str:
+    """What brings the files kept under ref back into tree, over what the checkout wrote."""
+    where = safetext.shell_word(str(tree))
+    if len(paths) <= SHOWN:
+        named = " ".join(shlex.quote(path) for path in paths)
+        return f"git -C {where} restore --source={ref} --worktree -- {named}"
     # Every file the ref holds, and only those (a bare pathspec would match tracked files
     # the ref lacks, and restore would delete them).
     return (f"git -C {where} ls-tree -r -z --name-only {ref} | git -C {where} "

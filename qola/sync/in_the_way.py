@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from qola.repo import store
+from qola.sync.refs import save
+
 if TYPE_CHECKING:
     from qola.gitrun.git import Runner
 
@@ -107,6 +110,16 @@ def keep(runner: Runner, tree: Path, paths: list[str], target: str, subject: str
     # qola's own commit, never signed (commit-tree reads no commit.gpgSign; said anyway).
     return runner.run(tree, "commit-tree", "--no-gpg-sign", saved, "-m", message,
                       subject=subject, env=_SAVER).stdout.strip()  # fmt: skip
+
+
+def keep_aside(runner: Runner, tree: Path, paths: list[str], target: str, name: str,
+               nested: str = "") -> str:  # fmt: skip
+    """Keep the files in a commit under a new backup ref of the dependency's (name: its
+    nested repository's path, if any); the ref. Clearing them is the caller's next step."""
+    kept = keep(runner, tree, paths, target, name)
+    ref = store.backup_ref(name, nested, "in-the-way")
+    save(runner, tree, ref, kept, name)
+    return ref
 
 
 def clear(tree: Path, paths: list[str]) -> None:

@@ -16,6 +16,7 @@ from qola.base.errors import GitError
 from qola.gitrun.git import Runner, command_error
 from qola.gitrun.queries import has_checkout
 from qola.repo import store
+from qola.sync import refs
 
 _BRANCHES_AND_TAGS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 
@@ -83,7 +84,7 @@ def _fetch(runner: Runner, mirror: Path, subject: str, url: str, commit: str) ->
     if out.status != 0:
         raise command_error(subject, args, out)
     if has_checkout(runner, mirror, commit):
-        runner.run(mirror, "update-ref", store.pin_ref(commit), commit, subject=subject)
+        refs.keep_pin(runner, mirror, commit, subject)  # (for gc, as in a dependency)
         return
     # A pin on no branch or tag: ask for it by SHA.
     args = ["fetch", "-q", "--no-tags", "--end-of-options", url, pin_ref]

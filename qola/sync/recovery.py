@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -24,6 +23,7 @@ from qola.manifest import Dep
 from qola.repo import gitfiles, store
 from qola.sync import complete, in_the_way
 from qola.sync.fetch import Source, fetch_commit
+from qola.sync.ignored import restore_command
 from qola.sync.observe import gitlinks
 from qola.sync.refs import keep_pin, save, save_then_reset
 
@@ -135,15 +135,9 @@ def _clear_the_way(
     notes = []
     if differing:
         label = f"{dep.path}/{nested}" if nested else dep.path
-        kept = in_the_way.keep(runner, tree, differing, target, dep.name)
-        ref = store.backup_ref(dep.name, nested, "in-the-way")
-        save(runner, tree, ref, kept, dep.name)
-        paths = " ".join(shlex.quote(path) for path in differing)
-        notes.append(
-            f"saved what {label} held in the way of {target[:12]} as {ref}; "
-            f"restore with: git -C {safetext.shell_word(str(tree))} restore --source={ref} "
-            f"--worktree -- {paths}"
-        )
+        ref = in_the_way.keep_aside(runner, tree, differing, target, dep.name, nested)
+        notes.append(f"saved what {label} held in the way of {target[:12]} as {ref}; "
+                     f"restore with: {restore_command(tree, differing, ref)}")  # fmt: skip
     for path in found:
         (tree / path).unlink()
     return notes
