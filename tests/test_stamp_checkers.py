@@ -198,3 +198,21 @@ def test_python_m_qola_explain_stamp_names_the_entry_that_no_longer_holds(pinned
     assert "entries no longer holds: the fast path steps aside and qola looks again" in (
         broken.stdout
     )
+
+
+def test_explain_stamp_shows_its_usage_and_names_a_missing_file(tmp_path):
+    import sys
+
+    from procs import environment
+
+    def explain(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "qola.commands.explain_stamp", *args],
+                              capture_output=True, text=True, env=environment())  # fmt: skip
+
+    shown = explain("--help")
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert "FILE is a no-op stamp" in shown.stdout
+    missing = explain(str(tmp_path / "nowhere.stamp"))
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == f"qola: no such file: {tmp_path / 'nowhere.stamp'}\n"
+    assert list(tmp_path.iterdir()) == []

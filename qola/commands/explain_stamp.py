@@ -4,6 +4,7 @@ and why."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from qola.base.plural import count, verb
@@ -19,8 +20,12 @@ def main(argv: list[str]) -> int:
     FILE is a no-op stamp (`.git/qola/noop/*.stamp` in the root repository) or a CMake
     results file (`<build>/qola/*.cmake`).
     """
-    if not argv:
+    if not argv or argv[0] in ("-h", "--help"):
         print(main.__doc__)
+        return 0 if argv else 2
+    missing = [name for name in argv if not os.path.isfile(name)]
+    if missing:
+        print(f"qola: no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
     broken = False
     for name in argv:
