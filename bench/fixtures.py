@@ -93,7 +93,11 @@ def plain_python(base: Path, qola: Path) -> str:
         sys.exit(f"the benchmark's Python would write outside {home}: {purelib}")
     # A .pth line that names a folder only adds it to sys.path: the .pth files inside it
     # (the editable hook's) are not run. qola's folder first, so that it is the one imported.
-    folders = [str(qola), *site.getsitepackages()]
+    # (This interpreter's site-packages, and those a .pth gave it: run from a plain Python
+    # itself, as cmake_noop.py is by run.py, its dependencies come from the latter.)
+    folders = [str(qola), *site.getsitepackages(),
+               *(p for p in sys.path if p.endswith("site-packages"))]  # fmt: skip
+    folders = list(dict.fromkeys(folders))
     (Path(purelib) / "qola-bench.pth").write_text("\n".join(folders) + "\n")
     return str(python)
 
