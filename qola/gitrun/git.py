@@ -1,4 +1,5 @@
-"""The one module that runs git. GitPython is its engine, imported lazily.
+"""The one way qola runs git: the Runner. GitPython is its engine, imported lazily (the
+process itself is started and watched in process.py).
 
 Every call gets the `-c` settings that keep hooks, fsmonitor, housekeeping and
 submodule recursion off, and `-C <dir>`; a repository's own commands are overridden on
@@ -7,26 +8,22 @@ the way in (docs/development.md, "Running git").
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import re
 import shlex
-import signal
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from qola.base import console, hints
 from qola.base.errors import GitError, UsageError
 from qola.gitrun import config_listing, lfsconfig
 from qola.gitrun.guard import Guard, UnsafeRepositoryError
 from qola.gitrun.process import LEAKED_VARIABLES as LEAKED_VARIABLES
+from qola.gitrun.process import execute, stream
 from qola.gitrun.process import execute_raw as execute_raw
 from qola.repo import configfile, gitfiles, store
 from qola.repo.gitpaths import explicit_git_dir, may_hold_repository
@@ -161,10 +158,10 @@ class Runner:
         limit = self.timeout if network else None
         started = time.monotonic()
         if activity is None:
-            status, stdout, stderr = _execute(command, full_env, limit)
+            status, stdout, stderr = execute(command, full_env, limit)
         else:
             try:
-                status, stdout, stderr = _stream(command, full_env, limit, activity)
+                status, stdout, stderr = stream(command, full_env, limit, activity)
             finally:
                 activity.git_finished()
         # GitPython kills git (and its children: ssh, remote helpers) at the limit and
@@ -363,46 +360,6 @@ def _without_trust_advice(lines: list[str]) -> list[str]:
     return kept
 
 
-def _execute(
-    command: list[str], env: Mapping[str, str], timeout: float | None
-) -> tuple[int, str, str]:
-    try:
-        from git.cmd import Git  # GitPython costs 100-300 ms to import: only when git must run
-    except ImportError as error:  # GitPython refuses to import when it cannot find git
-        raise UsageError("git", f"cannot run git: {error}".splitlines()[0],
-                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
-
-    kwargs: dict[str, Any] = {}
-    if timeout is not None:
-        kwargs["kill_after_timeout"] = timeout
-    before = set(threading.enumerate())
-    try:
-        result = Git().execute(
-            command,
-            with_extended_output=True,
-            with_exceptions=False,
-            env=dict(env),
-            strip_newline_in_stdout=False,
-            **kwargs,
-        )
-    except FileNotFoundError:
-        raise UsageError(
-            "git",
-            "the git executable was not found",
-            "install git 2.32 or newer and put it on PATH",
-        ) from None
-    except BaseException:
-        # GitPython's timeout watchdog is a non-daemon threading.Timer, cancelled only
-        # when git returns: after Ctrl-C or SIGTERM the interpreter would wait for it
-        # (up to --fetch-timeout) before exiting. Observed with GitPython 3.1.
-        for thread in set(threading.enumerate()) - before:
-            if isinstance(thread, threading.Timer):
-                thread.cancel()
-        raise
-    status, stdout, stderr = result
-    return int(status), _text(stdout), _text(stderr)
-
-
 def _with_progress(args: tuple[str, ...]) -> tuple[str, ...]:
     """args with --progress among the subcommand's options: before --end-of-options, else
     before the last argument (the commit or the refspec).
@@ -420,99 +377,10 @@ def _with_progress(args: tuple[str, ...]) -> tuple[str, ...]:
     return (*head, "--progress", *tail)
 
 
-def _stream(
-    command: list[str], env: Mapping[str, str], timeout: float | None, activity: console.Activity
-) -> tuple[int, str, str]:
-    """Run git reading its stderr as it comes: progress to activity, the rest kept.
-
-    What is kept is what git says without --progress, so an error shows git's words
-    and not a thousand progress updates. The timeout kills git and its children, as
-    GitPython's kill_after_timeout does for the other commands.
-    """
-    try:
-        from git.cmd import Git
-    except ImportError as error:
-        raise UsageError("git", f"cannot run git: {error}".splitlines()[0],
-                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
-    try:
-        handle = Git().execute(command, as_process=True, env=dict(env))
-    except FileNotFoundError:
-        raise UsageError("git", "the git executable was not found",
-                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
-    proc: subprocess.Popen[bytes] = handle.proc
-    assert proc.stdout is not None and proc.stderr is not None
-    out: list[bytes] = []
-    stdout = proc.stdout
-
-    def read_stdout() -> None:
-        out.append(stdout.read())
-
-    reader = threading.Thread(target=read_stdout, daemon=True)
-    reader.start()
-    watchdog = None
-    if timeout is not None:
-        watchdog = threading.Timer(timeout, _kill_tree, args=(proc.pid,))
-        watchdog.daemon = True
-        watchdog.start()
-    kept: list[str] = []
-    pending = b""
-    try:
-        fd = proc.stderr.fileno()
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            pending += chunk
-            # git ends a progress update with \r and a finished phase (or any message) \n.
-            *segments, pending = re.split(rb"[\r\n]", pending)
-            for segment in segments:
-                _take(segment, activity, kept)
-        _take(pending, activity, kept)
-        status = proc.wait()
-        reader.join()
-    except BaseException:
-        _kill_tree(proc.pid)
-        proc.wait()
-        raise
-    finally:
-        if watchdog is not None:
-            watchdog.cancel()
-        proc.stderr.close()
-    return status, _text(b"".join(out)), "\n".join(kept) + ("\n" if kept else "")
-
-
-def _take(segment: bytes, activity: console.Activity, kept: list[str]) -> None:
-    line = segment.decode("utf-8", errors="replace").rstrip()
-    if not line or activity.git_line(line) or line.startswith("remote: Total "):
-        return
-    kept.append(line)
-
-
-def _kill_tree(pid: int) -> None:
-    """Kill a process and its descendants (ssh, remote helpers, index-pack)."""
-    pids = [pid]
-    for parent in pids:
-        try:
-            found = subprocess.run(["pgrep", "-P", str(parent)], capture_output=True,
-                                   text=True, check=False).stdout  # fmt: skip
-        except OSError:
-            continue
-        pids.extend(int(child) for child in found.split() if child.isdigit())
-    for each in pids:
-        with contextlib.suppress(OSError):
-            os.kill(each, signal.SIGKILL)
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value or "")
-
-
 def version(runner: Runner) -> tuple[int, int]:
     """The git version as (major, minor)."""
     # `git version` needs no repository: nothing to trust, no folder to run in.
-    status, stdout, stderr = _execute(["git", "version"], runner._environment(), None)
+    status, stdout, stderr = execute(["git", "version"], runner._environment(), None)
     match = re.search(r"(\d+)\.(\d+)", stdout)
     if status != 0 or not match:
         raise UsageError("git", f"cannot read the git version: {(stdout + stderr).strip()!r}")
