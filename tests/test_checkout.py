@@ -521,3 +521,54 @@ def test_checkout_moving_a_dependency_names_the_commit_once(behind_pin, upstream
     res = run_qola("checkout", "-m", str(behind_pin.manifest))
     assert res.exit_code == 0, res.stderr
     assert res.stdout == f"lib 3rdparty/lib {upstream.lib_tip[:12]} checked out\n"
+
+
+def test_an_upstream_commit_fetched_by_sha_to_test_it_is_not_local_work(
+    pinned_by_qola, upstream, run_qola, tmp_path
+):
+    """Testing an upstream pull request: `git fetch origin <sha>` then `git checkout <sha>` in
+    the dependency. The commits that fetch brought are the remote's (FETCH_HEAD names
+    them): the next checkout goes back to the pin, lists none of them, loses nothing."""
+    fork = tmp_path / "fork.git"
+    git(tmp_path, "clone", "-q", "--bare", str(upstream.lib), str(fork))
+    work = tmp_path / "pr"
+    git(tmp_path, "clone", "-q", str(fork), str(work))
+    for n in range(12):
+        commit_file(work, "pr.txt", f"step {n}\n", f"pr step {n}")
+    git(work, "push", "-q", "origin", "HEAD:refs/pull/1/head")
+    pr = head(work)
+    lib = pinned_by_qola.lib
+    git(lib, "fetch", "-q", str(fork), pr)
+    git(lib, "checkout", "-q", "--detach", pr)
+    res = run_qola("checkout", "-m", str(pinned_by_qola.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert "commit on no branch" not in res.stderr
+    assert head(lib) == upstream.lib_v2
+    # A commit made on top of what was fetched is the developer's, and still protected.
+    git(lib, "checkout", "-q", "--detach", pr)
+    mine = commit_file(lib, "mine.txt", "mine\n", "my fix on the pull request")
+    before = snapshot(pinned_by_qola.root)
+    res = run_qola("checkout", "-m", str(pinned_by_qola.manifest))
+    assert res.exit_code == 4
+    assert res.stderr.count("commit on no branch") == 1
+    assert f"  commit on no branch: 3rdparty/lib: {mine[:7]} my fix on the pull request\n" in (
+        res.stderr
+    )
+    assert snapshot(pinned_by_qola.root) == before
+
+
+def test_a_long_list_of_unsaved_commits_is_cut_and_counted(behind_pin, run_qola):
+    shas = [commit_file(behind_pin.lib, "mine.txt", f"work {n}\n", f"my work {n}")
+            for n in range(8)]  # fmt: skip
+    before = snapshot(behind_pin.root)
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
+    assert res.exit_code == 4
+    listed = [line for line in res.stderr.splitlines() if "on no branch" in line]
+    assert listed == [
+        *(f"  commit on no branch: 3rdparty/lib: {sha[:7]} my work {n}"
+          for n, sha in list(enumerate(shas))[::-1][:5]),
+        "  and 3 more commits on no branch in 3rdparty/lib",
+    ]  # fmt: skip
+    # One branch keeps them all.
+    assert f"  git -C {behind_pin.lib} branch keep-{shas[-1][:7]} {shas[-1]}" in res.stderr
+    assert snapshot(behind_pin.root) == before

@@ -13,12 +13,14 @@ from pathlib import Path
 
 from qola.base import hints, safetext
 from qola.base.errors import RefusedError
+from qola.base.plural import count
 from qola.base.shas import is_full_sha
 from qola.gitrun.git import Runner
 from qola.gitrun.queries import head_sha
 from qola.manifest import Dep
 from qola.repo import gitfiles, store
 from qola.sync import ignored
+from qola.sync.complete import SHOWN
 from qola.sync.local_work import LocalWork
 from qola.sync.plan import Plan
 from qola.sync.refs import save, save_then_reset
@@ -28,7 +30,7 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     """Exit 4: what would be lost, and the commands that save it."""
     lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
     lines += [f"  uncommitted: {item}" for item in work.dirty]
-    lines += [f"  commit on no branch: {item}" for item in work.unsaved]
+    lines += _unsaved_lines(work)
     lines += ignored.lines(work.ways)
     lines.append("nothing was changed; to keep that work, save it first:")
     for label, tree in work.dirty_trees.items():
@@ -64,6 +66,23 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
         " (it stays in the cache until set OFF)",
     )
     return RefusedError(dep.name, "\n".join(lines), hint)
+
+
+def _unsaved_lines(work: LocalWork) -> list[str]:
+    """One line per commit only this checkout has, the newest SHOWN of each repository;
+    the rest counted (one `git branch` below keeps them all)."""
+    lines: list[str] = []
+    listed: dict[str, int] = {}
+    more: dict[str, int] = {}
+    for (label, _, _), item in zip(work.commits, work.unsaved, strict=True):
+        if listed.get(label, 0) < SHOWN:
+            lines.append(f"  commit on no branch: {item}")
+            listed[label] = listed.get(label, 0) + 1
+        else:
+            more[label] = more.get(label, 0) + 1
+    lines += [f"  and {count(n, 'more commit')} on no branch in {label}"
+              for label, n in more.items()]  # fmt: skip
+    return lines
 
 
 def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
