@@ -212,3 +212,23 @@ def test_function_level_imports_of_qola_say_why():
     case that needs it); its line says so with `# lazy: <reason>`."""
     silent = sorted(_where(i) for i in _imports() if i.lazy and not i.type_only and not i.reason)
     assert not silent, "function-level imports without a `# lazy:` reason:\n" + "\n".join(silent)
+
+
+def test_the_layer_table_in_development_md_names_every_module():
+    """docs/development.md's table is where a newcomer looks a module up: each module is
+    named in its layer's row (in backticks)."""
+    import re
+
+    rows: dict[str, set[str]] = {}
+    doc = (ROOT / "docs" / "development.md").read_text()
+    for line in doc.splitlines():
+        row = re.match(r"\| (?:`(\w+)/`|top) \| (.*) \|$", line)
+        if row:
+            rows[row.group(1) or "top"] = set(re.findall(r"`(\w+)(?:\.py)?`", row.group(2)))
+    assert set(rows) == {*LAYERS, "top"}
+    for layer in LAYERS:
+        modules = {f.stem for f in (ROOT / "qola" / layer).glob("*.py") if f.stem != "__init__"}
+        missing = modules - rows[layer]
+        assert not missing, f"docs/development.md: the {layer}/ row names no {sorted(missing)}"
+    top = {f.stem for f in (ROOT / "qola").glob("*.py") if f.stem != "__init__"}
+    assert top <= rows["top"], f"the top row names no {sorted(top - rows['top'])}"

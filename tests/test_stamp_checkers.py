@@ -212,6 +212,20 @@ def test_explain_stamp_shows_its_usage_and_names_a_missing_file(tmp_path):
     shown = explain("--help")
     assert (shown.returncode, shown.stderr) == (0, "")
     assert "FILE is a no-op stamp" in shown.stdout
+    assert not shown.stdout.splitlines()[2].startswith(" ")  # as written, not as indented
+    assert explain().returncode == 2 and "FILE is a no-op stamp" in explain().stderr
+    other = tmp_path / "notes.txt"
+    other.write_text("set(SOMETHING 1)\n")
+    refused = explain(str(other))
+    assert refused.returncode == 1
+    assert refused.stdout == f"{other}: not a no-op stamp nor a CMake results file of qola's\n"
+    old = tmp_path / "noop" / "0123.json"
+    old.parent.mkdir()
+    old.write_text("{}")
+    assert "an older qola's no-op stamp" in explain(str(old)).stdout
+    other.unlink()
+    old.unlink()
+    old.parent.rmdir()
     missing = explain(str(tmp_path / "nowhere.stamp"))
     assert (missing.returncode, missing.stdout) == (2, "")
     assert missing.stderr == f"qola: no such file: {tmp_path / 'nowhere.stamp'}\n"

@@ -3,6 +3,7 @@ and why."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -18,10 +19,10 @@ def main(argv: list[str]) -> int:
     hold, and why.
 
     FILE is a no-op stamp (`.git/qola/noop/*.stamp` in the root repository) or a CMake
-    results file (`<build>/qola/*.cmake`).
+    results file (`<build>/qola/qola-*.cmake`).
     """
     if not argv or argv[0] in ("-h", "--help"):
-        print(main.__doc__)
+        print(inspect.cleandoc(main.__doc__ or ""), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     missing = [name for name in argv if not os.path.isfile(name)]
     if missing:
@@ -38,10 +39,20 @@ def main(argv: list[str]) -> int:
             pairs = [(p, e) for p, e in data.get("entries", [])]
             invocation = data.get("invocation", {})
             shown = {k: invocation.get(k) for k in ("manifest", "root", "names", "cmake_out")}
-            print(f"{name}: the no-op's stamp for {json.dumps(shown)}")
+            qola = (invocation.get("qola") or ["?"])[0]  # the install that wrote it
+            print(f"{name}: the no-op's stamp for {json.dumps(shown)}, by the qola in {qola}")
+        elif name.endswith(".json") and os.path.basename(os.path.dirname(name)) == "noop":
+            print(f"{name}: an older qola's no-op stamp, which this qola never reads "
+                  "(safe to delete)")  # fmt: skip
+            continue
         else:
-            with open(name, encoding="utf-8") as handle:
-                pairs = read_stamp(handle.read())
+            with open(name, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+            if "set(_QOLA_STAMP " not in text:
+                print(f"{name}: not a no-op stamp nor a CMake results file of qola's")
+                broken = True
+                continue
+            pairs = read_stamp(text)
             print(f"{name}: the CMake stamp")
         lines = explain(pairs)
         for line in lines:
