@@ -1,5 +1,6 @@
-"""click's side of the command line: the option table's click options, the common
-options' two places, shell completion, and the one handler that turns errors into exits.
+"""click's side of the command line: the option table's click options, the common options
+(accepted before or after the command's name), shell completion, and the one handler that
+turns errors into exits.
 
 cli.py declares the commands with these; together they are the only modules that import
 click."""
