@@ -328,3 +328,37 @@ def test_a_link_at_the_roots_modules_folder_is_refused_and_nothing_written_throu
     assert "a symbolic link on the way?); nothing was written" in res.stderr
     assert list(elsewhere.iterdir()) == []
     assert snapshot(te_fresh) == before
+
+
+@pytest.mark.parametrize("deleted", ["3rdparty/top", "3rdparty/top/extern/mid"])
+def test_a_deleted_folder_comes_back_from_the_git_dir_that_holds_it_offline(
+    te_fresh: Path, deep: Deep, run_qola, deleted
+):
+    """`rm -rf` of a dependency or of a nested submodule: its repository is still under
+    the parent's modules/ (core.worktree naming the folder, which git cannot enter). The
+    next checkout restores it from there, --offline, so fetching nothing."""
+    assert run_qola("checkout", cwd=te_fresh).exit_code == 0
+    before = without_memory(snapshot(te_fresh))
+    shutil.rmtree(te_fresh / deleted)
+    res = run_qola("checkout", "--offline", cwd=te_fresh)
+    assert res.exit_code == 0, res.stderr
+    assert "cannot chdir" not in res.stderr
+    assert_git_agrees(te_fresh, deep)
+    after = without_memory(snapshot(te_fresh))
+    # The same files as before (git's index stat data aside), nothing fetched.
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    assert {k for k in changed if not k.endswith("/index") and "/logs/" not in k} <= {
+        k for k in changed if k.endswith("/ORIG_HEAD") or k.endswith("/FETCH_HEAD")
+    }, sorted(changed)
+    assert run_qola("verify", cwd=te_fresh).exit_code == 0
+
+
+def test_an_offline_first_checkout_that_cannot_be_done_leaves_no_folder_behind(
+    te_fresh: Path, run_qola
+):
+    shutil.rmtree(te_fresh / "3rdparty")
+    before = snapshot(te_fresh)
+    res = run_qola("checkout", "--offline", cwd=te_fresh)
+    assert res.exit_code == 3
+    assert "is not checked out and --offline forbids fetching" in res.stderr
+    assert snapshot(te_fresh) == before

@@ -275,8 +275,14 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     target = plan.state.worktree
     gitdir = _root_modules_dir(runner, plan)
     reuse = gitdir is not None and submodules.is_valid_gitdir(gitdir)
+    created = [folder for folder in (target, *target.parents) if not folder.exists()]
+    if reuse:
+        # Its core.worktree names the folder, and git reads nothing of a repository whose
+        # work tree it cannot enter (`cannot chdir`: the folder deleted): made first, empty.
+        target.mkdir(parents=True, exist_ok=True)
     present = reuse and gitdir is not None and has_checkout(runner, gitdir, dep.commit)
     if options.offline and options.cache is None and not present:
+        _remove_empty(created)
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
@@ -296,7 +302,6 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         mirror = mirrors.ensure(
             runner, options.cache, dep.name, dep.url, dep.commit, options.offline
         )
-    created = [folder for folder in target.parents if not folder.exists()]
     temp = store.temp_clone(target)
     with _FOLDERS:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -460,8 +465,10 @@ def _remove_empty(folders: list[Path]) -> None:
         for folder in folders:
             try:
                 folder.rmdir()
+            except FileNotFoundError:
+                continue  # already gone (or never made: the clone's own folder)
             except OSError:
-                return  # not empty (another dependency's clone is in it), or already gone
+                return  # not empty (another dependency's clone is in it)
 
 
 def _remove_abandoned_clones(target: Path) -> None:

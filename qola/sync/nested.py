@@ -248,6 +248,9 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
         # clone): reuse the repository, without the index of its last checkout.
         submodules.remove_stale_locks(gitdir)
         (gitdir / "index").unlink(missing_ok=True)
+        # Its core.worktree names the folder, and git reads nothing of a repository whose
+        # work tree it cannot enter (`cannot chdir`): the folder first, as git makes it.
+        sub_tree.mkdir(parents=True, exist_ok=True)
         if path not in ctx.prefetched:
             ctx.notes.append(f"{safetext.path(path)}: reusing {gitdir}")
         fresh = False
