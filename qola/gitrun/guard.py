@@ -8,7 +8,6 @@ make git run".
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -86,7 +85,6 @@ class Guard:
         repos = self._repositories(cwd)
         user = config_listing.user(environ)
         lfs = fetchtarget.lfs_filter(user)
-        _list_at_once(repos)
         local: list[Entry] = []
         for number, repo in enumerate(repos):
             entries = _entries(repo, top=number == 0)
@@ -253,28 +251,6 @@ def _entries(repo: _Repo, top: bool) -> tuple[Entry, ...]:
         if top:
             raise
         return ()
-
-
-# Listings made at once: one git process each, a few milliseconds, mostly waiting.
-_AT_ONCE = 4
-
-
-def _list_at_once(repos: Sequence[_Repo]) -> None:
-    """Have git list the configs of repos not listed yet side by side, into the cache the
-    loop over them then reads in order (so it refuses the first, as before). A root with
-    ten dependencies, each with a nested one, has 21 to list before its first command."""
-    if len(repos) < 3:
-        return
-    from concurrent.futures import ThreadPoolExecutor  # lazy: only trees of several repos
-
-    def warm(repo: _Repo) -> None:
-        # Whatever goes wrong, the loop meets it again in its place, and decides: a warm-up
-        # never changes which error a command stops with.
-        with contextlib.suppress(Exception):
-            _listing(repo)
-
-    with ThreadPoolExecutor(max_workers=_AT_ONCE) as pool:
-        list(pool.map(warm, repos))
 
 
 def _listing(repo: _Repo) -> config_listing.Listing:
