@@ -544,3 +544,18 @@ def test_a_stamped_noop_imports_only_what_answering_needs(pinned_clean, run_qola
     assert out == full
     assert loaded - modules()[1] <= STAMPED_NOOP_IMPORTS, sorted(loaded - STAMPED_NOOP_IMPORTS)
     assert "qola.repo.trail" in loaded  # it did answer from its stamp, not step aside early
+
+
+def test_a_fifo_in_place_of_the_stamp_is_only_slower(pinned_clean, run_qola):
+    """Opened without blocking and read only when it is a plain file: a FIFO planted where
+    the stamp goes does not stop the configure."""
+    full = run_qola("checkout", cwd=pinned_clean.root).stdout
+    assert as_cmake_runs_it("checkout", cwd=pinned_clean.root).stdout == full
+    [stamp] = stamps(pinned_clean)
+    stamp.unlink()
+    os.mkfifo(stamp)
+    answer = subprocess.run(
+        [sys.executable, "-m", "qola.cli", "checkout"], cwd=pinned_clean.root,
+        capture_output=True, text=True, check=False, env=environment(), timeout=60,
+    )  # fmt: skip
+    assert (answer.returncode, answer.stdout) == (0, full)

@@ -223,6 +223,17 @@ def test_explain_stamp_shows_its_usage_and_names_a_missing_file(tmp_path):
     old.parent.mkdir()
     old.write_text("{}")
     assert "an older qola's no-op stamp" in explain(str(old)).stdout
+    import marshal
+
+    shapes = [{"entries": [1]}, {"invocation": [], "entries": []},
+              {"invocation": {}, "entries": [[1, 2]]}, {"invocation": {"qola": 3}}]  # fmt: skip
+    for shape in shapes:
+        odd = tmp_path / "odd.stamp"
+        odd.write_bytes(marshal.dumps(shape))
+        read = explain(str(odd))
+        assert (read.returncode, read.stderr) == (1, ""), read.stderr
+        assert read.stdout == f"{odd}: not a no-op stamp this qola can read\n"
+        odd.unlink()
     other.unlink()
     old.unlink()
     old.parent.rmdir()

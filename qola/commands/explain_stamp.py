@@ -32,14 +32,18 @@ def main(argv: list[str]) -> int:
     for name in argv:
         if name.endswith(noop_stamp.SUFFIX):
             data = noop_stamp.load(name)
-            if not isinstance(data, dict):
+            entries = data.get("entries") if isinstance(data, dict) else None
+            invocation = data.get("invocation") if isinstance(data, dict) else None
+            if not (isinstance(entries, list) and isinstance(invocation, dict)
+                    and all(isinstance(e, list) and len(e) == 2
+                            and all(isinstance(x, str) for x in e) for e in entries)):  # fmt: skip
                 print(f"{name}: not a no-op stamp this qola can read")
                 broken = True
                 continue
-            pairs = [(p, e) for p, e in data.get("entries", [])]
-            invocation = data.get("invocation", {})
+            pairs = [(p, e) for p, e in entries]
             shown = {k: invocation.get(k) for k in ("manifest", "root", "names", "cmake_out")}
-            qola = (invocation.get("qola") or ["?"])[0]  # the install that wrote it
+            identity = invocation.get("qola")  # where the qola that wrote it is, first
+            qola = identity[0] if isinstance(identity, list) and identity else "?"
             print(f"{name}: the no-op's stamp for {json.dumps(shown)}, by the qola in {qola}")
         elif name.endswith(".json") and os.path.basename(os.path.dirname(name)) == "noop":
             print(f"{name}: an older qola's no-op stamp, which this qola never reads "

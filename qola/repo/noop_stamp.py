@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
 
 TYPE_CHECKING = False  # the stamped no-op imports this: typing would cost it more than the rest
 if TYPE_CHECKING:
@@ -30,12 +31,25 @@ def gitdir_of(stamp: str) -> str:
 
 
 def load(stamp: str) -> object:
-    """What a stamp file holds (None: it is missing or cannot be read)."""
+    """What a stamp file holds (None: it is missing, not a file, or cannot be read).
+
+    Opened without blocking and read only when it is a plain file: a FIFO planted at the
+    name would otherwise stop every configure."""
     try:
-        with open(stamp, "rb") as handle:
+        fd = os.open(stamp, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
             return marshal.loads(handle.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def dumps(data: Mapping[str, object]) -> bytes:
