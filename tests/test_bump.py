@@ -161,6 +161,19 @@ def test_bump_refuses_over_local_work_and_writes_nothing(at_v1, run_qola):
     assert without_fetched_objects(snapshot(at_v1.root)) == before
 
 
+def test_bump_force_says_what_it_saved_and_how_to_restore_it(at_v1, upstream, run_qola):
+    """As `checkout --force` does: the backup ref and the command that brings the work back."""
+    (at_v1.lib / "README").write_text("mine\n")
+    res = run_qola("bump", "lib", "--force", "-m", str(at_v1.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(at_v1.lib) == upstream.lib_tip
+    ref = git(at_v1.lib, "for-each-ref", "--format=%(refname)", "refs/qola/backup/")
+    assert ref.startswith("refs/qola/backup/lib/")
+    assert f"restore with: git -C {at_v1.lib} stash apply {ref}\n" in res.stderr
+    git(at_v1.lib, "stash", "apply", "-q", ref)
+    assert (at_v1.lib / "README").read_text() == "mine\n"
+
+
 def without_fetched_objects(state: dict[str, str]) -> dict[str, str]:
     """A snapshot less what a fetch adds: objects (and FETCH_HEAD, shallow), no refs or files."""
     git_internal = ("/.git/objects/", "/.git/FETCH_HEAD", "/.git/shallow")

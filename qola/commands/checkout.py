@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from qola.base import console
 from qola.base.plural import count
+from qola.commands.editing import show_notes
 from qola.commands.session import Common, finite, session, write_cmake
 from qola.history import edit_record
 from qola.output import cmake_calls, cmake_env, render
@@ -46,11 +47,9 @@ def checkout(common: Common, opts: CheckoutOptions, handoff: Handoff | None = No
         result = run_checkout(
             sess.manifest, sess.deps, sess.runner, options, sess.note, opts.lock_timeout, sess.seen
         )
+        show_notes(sess, sess.deps, result)
         for dep in sess.deps:
             outcome = result.outcomes.get(dep.name)
-            if outcome is not None:
-                for note in outcome.notes:
-                    (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
             if dep.name in result.failures or fmt != "text":
                 continue
             what = "; ".join(outcome.actions) if outcome and outcome.actions else report.UP_TO_DATE

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -163,6 +163,7 @@ def _move(
         moved = dataclasses.replace(move.dep, commit=move.new)
         result = run_checkout(sess.manifest, (moved,), sess.runner, options, sess.note,
                               lock_timeout)  # fmt: skip
+        show_notes(sess, (moved,), result)
         if result.failures:
             left = f"{sess.manifest.path.name} was left unchanged: "
             return report_failures(result, after=left)
@@ -177,6 +178,7 @@ def _move(
         return refused[0].exit_code
     result, restored = bump_all.move_all(sess.runner, sess.manifest, steps, options, sess.note,
                                       lock_timeout)  # fmt: skip
+    show_notes(sess, (item.move.dep for item in steps), result)
     if restored is not None:
         return _report_rollback(sess, result, restored)
     for item in steps:
@@ -198,6 +200,15 @@ def stage(sess: Session, pins: dict[Dep, str], linked: list[Dep]) -> None:
     why_not = bump.stage_manifest(sess.runner, sess.manifest, pins)
     name = sess.manifest.path.name
     sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
+
+
+def show_notes(sess: Session, deps: Iterable[Dep], result: Result) -> None:
+    """What a checkout noted of each dependency: what it saved, and how to get it back,
+    always (--force's backups); the rest with -v."""
+    for dep in deps:
+        outcome = result.outcomes.get(dep.name)
+        for note in outcome.notes if outcome is not None else ():
+            (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
 
 
 def report_failures(result: Result, after: str = "") -> int:
