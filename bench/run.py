@@ -347,6 +347,8 @@ class Bench:
                 return root
 
             diff_root = project("diff", large.pin, large.tip)
+            diff_help = self.git.run(self.work, *self.qola, "diff", "--help")
+            stat = "--stat" if "--stat" in diff_help else "-v"
             outdated_root = project("outdated", large.pin, large.pin)
 
             def counted(steps: list[tuple[Path, list[str]]], cleanup: Path | None = None) -> Sample:
@@ -382,7 +384,8 @@ class Bench:
 
             variants = {
                 "qola diff": qola(diff_root, "diff"),
-                "qola diff -v": qola(diff_root, "diff", "-v"),
+                # (-v added the summary before `--stat` had an option of its own)
+                "qola diff --stat": qola(diff_root, "diff", stat),
                 "qola outdated": qola(outdated_root, "outdated"),
                 "git fetch main": fetch_branch(),
                 "git fetch main, clone": fetch_into_clone,

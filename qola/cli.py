@@ -302,20 +302,23 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
     show_default=True,
     help="Output format: text, json (versioned schema), markdown (a pull-request comment).",
 )
+@click.option("--stat", is_flag=True,
+              help="Add each moved pin's --stat summary (fetches the trees it needs).")
 @fetch_timeout_option
 @handle_errors
-def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> None:
+def diff(common: Common, rev: str, fmt: str, stat: bool, fetch_timeout: float) -> None:
     """The pins at REV (default: HEAD) against the work tree's, with the commits between.
 
     Each pin added, removed or moved; for a moved one the commits between old and new
     (subject, author, date), read from the dependency when it has them, else fetched
     without blobs into a temporary repository. A downgrade or a move to a commit that
-    does not descend from the old pin is flagged. -v adds the --stat summary. Writes
-    nothing; exit 3 when some history could not be fetched (the rest is printed).
+    does not descend from the old pin is flagged. --stat adds git's summary of the
+    files. Writes nothing; exit 3 when some history could not be fetched (the rest is
+    printed).
     """
     from qola.commands.diff import diff as command  # lazy: each command loads its own
 
-    sys.exit(command(common, rev, fmt, fetch_timeout))
+    sys.exit(command(common, rev, fmt, fetch_timeout, stat))
 
 
 @cli.command(

@@ -81,7 +81,7 @@ def test_diff_verbose_fetches_nothing_into_a_partial_clone_of_the_dependency(
         f"file://{server}", "3rdparty/lib")  # fmt: skip
     assert git(moved_forward.lib, "rev-list", "--objects", "--missing=print", "--all").count("?")
     before = snapshot(moved_forward.root)
-    res = diff(run_qola, moved_forward, "-v")
+    res = diff(run_qola, moved_forward, "--stat")
     assert res.exit_code == 0, res.stderr
     assert "  1 file changed, 1 insertion(+), 1 deletion(-)\n" in res.stdout  # as git says it
     assert snapshot(moved_forward.root) == before
@@ -121,13 +121,19 @@ def test_diff_move_to_a_side_branch_is_flagged_as_not_a_descendant(
     )
 
 
-def test_diff_verbose_adds_the_stat_and_the_nested_submodule_move(
+def test_diff_stat_adds_the_stat_and_the_nested_submodule_move(
     make_project, upstream, run_qola
 ):
     project = make_project(pin=upstream.lib_v1)
     project.set_pin(upstream.lib_v1, upstream.lib_v2)
-    res = diff(run_qola, project, "-v")
+    # -v is the global verbose flag (each git command as it starts): it adds no stat.
+    verbose = diff(run_qola, project, "-v")
+    assert verbose.exit_code == 0, verbose.stderr
+    assert "files changed" not in verbose.stdout and "submodule extern" not in verbose.stdout
+    assert ran(verbose.stderr)
+    res = diff(run_qola, project, "--stat")
     assert res.exit_code == 0, res.stderr
+    assert not ran(res.stderr)
     assert res.stdout == (
         f"lib {upstream.lib_v1[:7]}..{upstream.lib_v2[:7]} (1 commit)\n"
         f"  {upstream.lib_v2[:7]} lib v2, nested v2 (qola tests, 2024-01-01)\n"

@@ -11,15 +11,14 @@ from qola.output import cmake_env, render_diff
 FORMATS = ("text", "json", "markdown")
 
 
-def diff(common: Common, rev: str, fmt: str, fetch_timeout: float) -> int:
+def diff(common: Common, rev: str, fmt: str, fetch_timeout: float, stat: bool = False) -> int:
     """Print what changed between the pins at rev and the work tree's; 3 when some
     dependency's history could not be fetched (the rest is printed all the same)."""
 
     # Offline but for its fetches (network=True): the local steps fetch nothing lazily.
     with session(common, offline=True) as sess:
         sess.runner.timeout = finite(fetch_timeout)
-        found = compare(sess.manifest, sess.deps, common.root, sess.runner, rev,
-                                common.verbose)  # fmt: skip
+        found = compare(sess.manifest, sess.deps, common.root, sess.runner, rev, stat)
         if fmt == "json":
             console.result(render_diff.as_json(found), end="")
         elif fmt == "markdown":
