@@ -153,3 +153,31 @@ def test_lock_of_a_killed_holder_is_free_and_its_record_is_readable(behind_pin, 
     proc = procs.run("checkout", "--lock-timeout", "0", "-m", str(behind_pin.manifest))
     assert proc.returncode == 0, proc.stderr
     assert head(behind_pin.lib) == upstream.lib_tip
+
+
+def test_a_lock_file_qola_may_not_open_exits_3_with_a_hint_and_changes_nothing(
+    behind_pin, run_qola
+):
+    """A lock another user made (a configure run as root, then the tree's owner bumps) is
+    refused by the kernel: the same branch as here, where the file is made immutable
+    (`chattr +i`: even root may not open it for writing)."""
+    import subprocess
+
+    lock = lock_path(behind_pin.root)
+    lock.touch()
+    os.chown(lock, 12345, 12345)  # made by someone else
+    subprocess.run(["chattr", "+i", str(lock)], check=True)
+    try:
+        before = snapshot(behind_pin.root)
+        res = run_qola("checkout", "-m", str(behind_pin.manifest))
+        after = snapshot(behind_pin.root)
+    finally:
+        subprocess.run(["chattr", "-i", str(lock)], check=True)
+    assert res.exit_code == 3
+    assert res.stderr == (
+        f"qola: {behind_pin.root}: cannot take the lock {lock}: Operation not permitted "
+        f"(it belongs to uid 12345, not {os.geteuid()}); nothing was changed\n"
+        f"hint: remove {lock} (qola makes it again), or run qola as the user the tree "
+        "belongs to\n"
+    )
+    assert after == before

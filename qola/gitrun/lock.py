@@ -99,6 +99,13 @@ def root_lock(
             f"cannot take the lock {path}: it {error.strerror}",
             f"remove {path} (qola creates it again)",
         ) from None
+    except PermissionError as error:
+        raise LockError(
+            str(root),
+            f"cannot take the lock {path}: {error.strerror}{_owner(path)}; nothing was changed",
+            f"remove {path} (qola makes it again), or run qola as the user the tree "
+            "belongs to",
+        ) from None
     except OSError as error:
         if error.errno != errno.EROFS:
             raise
@@ -119,6 +126,16 @@ def root_lock(
             # Cleared while still held: a record in the file means a run holds the lock,
             # or died holding it (SIGKILL), which `read_holder` callers can tell apart.
             os.ftruncate(fd, 0)
+
+
+def _owner(path: Path) -> str:
+    """`(it belongs to uid N)` when another user made the lock file (a build run as root,
+    say, before the tree's owner ran qola), else nothing."""
+    try:
+        uid = path.stat().st_uid
+    except OSError:
+        return ""
+    return f" (it belongs to uid {uid}, not {os.geteuid()})" if uid != os.geteuid() else ""
 
 
 def read_holder(path: Path) -> Holder | None:
