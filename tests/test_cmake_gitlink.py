@@ -107,3 +107,35 @@ def test_bump_to_the_pin_already_written_stages_the_gitlink_beside_the_manifest(
     )
     assert git(consumer.src, "ls-files", "-s", "3rdparty/lib").split()[1] == upstream.lib_v2
     assert snapshot(consumer.lib) == before
+
+
+def test_root_commits_that_change_no_pin_re_run_nothing(
+    built: Consumer, upstream: Upstream
+) -> None:
+    """The developer's day: commits, an amend, a new branch's commits and `git status` in
+    the root re-run neither the configure nor qola; a commit that moves a pin does."""
+    configures = len(built.configure_log())
+    starts = built.python_starts()
+    readme = built.src / "README.rst"
+    for n in range(10):
+        readme.write_text(f"edit {n}\n")
+        git(built.src, "add", "README.rst")
+        if n == 3:
+            git(built.src, "commit", "-q", "--amend", "--no-edit")
+        elif n == 6:
+            git(built.src, "checkout", "-q", "-b", "feature")  # a new branch at the same commit
+            git(built.src, "commit", "-q", "-m", f"edit {n}")
+        else:
+            git(built.src, "commit", "-q", "-m", f"edit {n}")
+        git(built.src, "status", "--porcelain")  # refreshes the index
+        out = built.build_()
+        assert "Re-running CMake" not in out.stdout, (n, out.stdout)
+    assert len(built.configure_log()) == configures
+    assert built.python_starts() == starts
+    # A commit that bumps a pin (its gitlink with it) re-runs the configure, which moves it.
+    built.pin(upstream.lib, upstream.lib_v2)
+    git(built.lib, "checkout", "-q", "--detach", upstream.lib_v2)
+    git(built.src, "commit", "-q", "-am", "bump lib")
+    built.build_()
+    assert len(built.configure_log()) == configures + 1
+    assert head(built.lib) == upstream.lib_v2

@@ -559,3 +559,4 @@ def test_a_fifo_in_place_of_the_stamp_is_only_slower(pinned_clean, run_qola):
         capture_output=True, text=True, check=False, env=environment(), timeout=60,
     )  # fmt: skip
     assert (answer.returncode, answer.stdout) == (0, full)
+

@@ -362,3 +362,20 @@ def test_an_offline_first_checkout_that_cannot_be_done_leaves_no_folder_behind(
     assert res.exit_code == 3
     assert "is not checked out and --offline forbids fetching" in res.stderr
     assert snapshot(te_fresh) == before
+
+
+def test_a_root_commit_that_changes_no_pin_keeps_the_noop_stamp(te_fresh: Path, run_qola):
+    """The root's branch and HEAD's commit are no part of what the stamp vouches for (its
+    config is, to know the submodule is initialised): commits in the root are answered from
+    the stamp, as before them."""
+    from test_noop import as_cmake_runs_it, split_probe
+
+    assert run_qola("checkout", cwd=te_fresh).exit_code == 0
+    full = run_qola("checkout", cwd=te_fresh).stdout
+    assert as_cmake_runs_it("checkout", cwd=te_fresh).stdout == full
+    for n in range(3):
+        (te_fresh / "README").write_text(f"edit {n}\n")
+        git(te_fresh, "add", "README")
+        git(te_fresh, "commit", "-q", "-m", f"edit {n}")
+        answer = as_cmake_runs_it("checkout", cwd=te_fresh)
+        assert (answer.stdout, split_probe(answer.stderr)[1]) == (full, "")  # from the stamp

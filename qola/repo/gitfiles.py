@@ -48,7 +48,7 @@ def refusal(worktree: Path) -> str | None:
 
 # While a read-only command looks (verify): what inspect found for each work tree, so that
 # its several looks at one repository read the repository's files once.
-_SEEN: dict[tuple[str, bool, object], tuple[Path | None, str | None]] | None = None
+_SEEN: dict[tuple[str, bool, object, bool], tuple[Path | None, str | None]] | None = None
 
 
 @contextlib.contextmanager
@@ -64,20 +64,30 @@ def unchanging() -> Iterator[None]:
         _SEEN = before
 
 
-def inspect(worktree: Path) -> tuple[Path | None, str | None]:
+def inspect(worktree: Path, head: bool = True) -> tuple[Path | None, str | None]:
     """(git dir, None) for a repository git would accept as this work tree's;
-    (None, why) for a `.git` it would not; (None, None) when there is no `.git`."""
+    (None, why) for a `.git` it would not; (None, None) when there is no `.git`.
+
+    head=False: without asking whether HEAD's commit is there, which git needs to check
+    a tree out and to tell its state, not to read its config (config_dir)."""
     seen = _SEEN
     if seen is None:
-        return _inspect(worktree)
-    key = (os.fspath(worktree), _CHOSEN.get(), _PROJECT)
+        return _inspect(worktree, head)
+    key = (os.fspath(worktree), _CHOSEN.get(), _PROJECT, head)
     found = seen.get(key)
     if found is None:
-        found = seen[key] = _inspect(worktree)
+        found = seen[key] = _inspect(worktree, head)
     return found
 
 
-def _inspect(worktree: Path) -> tuple[Path | None, str | None]:
+def config_dir(worktree: Path) -> Path | None:
+    """The git dir whose config git reads for this work tree (None: no repository git
+    takes). Its HEAD commit is not looked at: a commit in the root moves the branch and
+    writes objects, which must not void a stamp that only asked for the root's config."""
+    return inspect(worktree, head=False)[0]
+
+
+def _inspect(worktree: Path, head: bool = True) -> tuple[Path | None, str | None]:
     # os.path on strings: this runs for every repository on the no-op path.
     top = os.fspath(worktree)
     dotgit = os.path.join(top, ".git")
@@ -108,7 +118,9 @@ def _inspect(worktree: Path) -> tuple[Path | None, str | None]:
     if outside is None and _PROJECT is not None:
         common = _common_dir(gitdir)  # refs and objects, for a linked worktree's git dir
         outside = _outside(top, common) if common not in (None, gitdir) else None
-    why = outside or _repository_problem(gitdir, top) or _head_object_problem(gitdir)
+    why = outside or _repository_problem(gitdir, top)
+    if why is None and head:
+        why = _head_object_problem(gitdir)
     if why is not None:
         return None, why
     return Path(gitdir), None

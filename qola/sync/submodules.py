@@ -28,7 +28,7 @@ def is_safe_name(name: str) -> bool:
 
 def config_file(repo: Path) -> Path | None:
     """The config file of the repository whose work tree (or git dir) is repo."""
-    gitdir = gitfiles.git_dir(repo)
+    gitdir = gitfiles.config_dir(repo)
     if gitdir is None and is_valid_gitdir(repo):
         gitdir = repo
     return None if gitdir is None else gitfiles.common_dir(gitdir) / "config"
