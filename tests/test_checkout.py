@@ -523,38 +523,22 @@ def test_checkout_moving_a_dependency_names_the_commit_once(behind_pin, upstream
     assert res.stdout == f"lib 3rdparty/lib {upstream.lib_tip[:12]} checked out\n"
 
 
-def test_an_upstream_commit_fetched_by_sha_to_test_it_is_not_local_work(
-    pinned_by_qola, upstream, run_qola, tmp_path
+def test_a_commit_of_ones_own_named_in_fetch_head_is_still_local_work(
+    behind_pin, upstream, run_qola
 ):
-    """Testing an upstream pull request: `git fetch origin <sha>` then `git checkout <sha>` in
-    the dependency. The commits that fetch brought are the remote's (FETCH_HEAD names
-    them): the next checkout goes back to the pin, lists none of them, loses nothing."""
-    fork = tmp_path / "fork.git"
-    git(tmp_path, "clone", "-q", "--bare", str(upstream.lib), str(fork))
-    work = tmp_path / "pr"
-    git(tmp_path, "clone", "-q", str(fork), str(work))
-    for n in range(12):
-        commit_file(work, "pr.txt", f"step {n}\n", f"pr step {n}")
-    git(work, "push", "-q", "origin", "HEAD:refs/pull/1/head")
-    pr = head(work)
-    lib = pinned_by_qola.lib
-    git(lib, "fetch", "-q", str(fork), pr)
-    git(lib, "checkout", "-q", "--detach", pr)
-    res = run_qola("checkout", "-m", str(pinned_by_qola.manifest))
-    assert res.exit_code == 0, res.stderr
-    assert "commit on no branch" not in res.stderr
-    assert head(lib) == upstream.lib_v2
-    # A commit made on top of what was fetched is the developer's, and still protected.
-    git(lib, "checkout", "-q", "--detach", pr)
-    mine = commit_file(lib, "mine.txt", "mine\n", "my fix on the pull request")
-    before = snapshot(pinned_by_qola.root)
-    res = run_qola("checkout", "-m", str(pinned_by_qola.manifest))
+    """FETCH_HEAD names what a fetch was asked for, whoever has it: `git fetch origin <sha>`
+    of a commit made here succeeds without fetching (and `git fetch . HEAD` names it too).
+    It proves nothing about the remote, so the commit stays protected (review)."""
+    lib = behind_pin.lib
+    mine = commit_file(lib, "mine.txt", "work\n", "my unsaved work")
+    git(lib, "fetch", "-q", "origin", mine)
+    git(lib, "fetch", "-q", ".", "HEAD")
+    assert mine in (git(lib, "rev-parse", "FETCH_HEAD"), mine)
+    before = snapshot(behind_pin.root)
+    res = run_qola("checkout", "-m", str(behind_pin.manifest))
     assert res.exit_code == 4
-    assert res.stderr.count("commit on no branch") == 1
-    assert f"  commit on no branch: 3rdparty/lib: {mine[:7]} my fix on the pull request\n" in (
-        res.stderr
-    )
-    assert snapshot(pinned_by_qola.root) == before
+    assert f"  commit on no branch: 3rdparty/lib: {mine[:7]} my unsaved work\n" in res.stderr
+    assert snapshot(behind_pin.root) == before
 
 
 def test_a_long_list_of_unsaved_commits_is_cut_and_counted(behind_pin, run_qola):

@@ -177,7 +177,7 @@ def test_a_lock_file_qola_may_not_open_exits_3_with_a_hint_and_changes_nothing(
     assert res.stderr == (
         f"qola: {behind_pin.root}: cannot take the lock {lock}: Operation not permitted "
         f"(it belongs to uid 12345, not {os.geteuid()}); nothing was changed\n"
-        f"hint: remove {lock} (qola makes it again), or run qola as the user the tree "
-        "belongs to\n"
+        f"hint: once no qola run is using it, remove {lock} (qola makes it again); or run "
+        "qola as the user the tree belongs to\n"
     )
     assert after == before

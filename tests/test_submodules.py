@@ -379,3 +379,23 @@ def test_a_root_commit_that_changes_no_pin_keeps_the_noop_stamp(te_fresh: Path, 
         git(te_fresh, "commit", "-q", "-m", f"edit {n}")
         answer = as_cmake_runs_it("checkout", cwd=te_fresh)
         assert (answer.stdout, split_probe(answer.stderr)[1]) == (full, "")  # from the stamp
+
+
+def test_a_failed_restore_of_a_deleted_dependency_leaves_no_folder_behind(
+    te_fresh: Path, deep: Deep, run_qola, tmp_path: Path
+):
+    """The folder made first for git's sake goes again when the restore fails: here the new
+    pin is in neither modules/ nor the (empty) cache, and --offline forbids fetching it."""
+    assert run_qola("checkout", cwd=te_fresh).exit_code == 0
+    manifest = te_fresh / "qola.toml"
+    if manifest.exists():
+        manifest.write_text(manifest.read_text().replace(deep.top_v1, deep.top_v2))
+    else:  # the legacy form keeps the pin in the gitlink
+        git(te_fresh, "update-index", "--cacheinfo", f"160000,{deep.top_v2},3rdparty/top")
+    shutil.rmtree(te_fresh / "3rdparty")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    before = snapshot(te_fresh)
+    res = run_qola("checkout", "--offline", "--cache", str(cache), cwd=te_fresh)
+    assert res.exit_code == 3, res.stderr
+    assert snapshot(te_fresh) == before

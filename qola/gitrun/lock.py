@@ -103,8 +103,8 @@ def root_lock(
         raise LockError(
             str(root),
             f"cannot take the lock {path}: {error.strerror}{_owner(path)}; nothing was changed",
-            f"remove {path} (qola makes it again), or run qola as the user the tree "
-            "belongs to",
+            f"once no qola run is using it, remove {path} (qola makes it again); or run "
+            "qola as the user the tree belongs to",
         ) from None
     except OSError as error:
         if error.errno != errno.EROFS:

@@ -85,10 +85,8 @@ def only_here(
     """(SHA, subject) of the commits in rev's history that only this repository has, newest
     first (at most limit); None when git cannot tell.
 
-    Never only here: the commits in kept, those git fetched with a depth (the `shallow`
-    file: a commit made here always has its parents), and those the last fetch brought
-    (FETCH_HEAD: testing an upstream pull request fetches it by SHA, and the hundreds of
-    commits below it are the remote's, not work to save). Nor, asked what moving would lose,
+    Never only here: the commits in kept, and those git fetched with a depth (the `shallow`
+    file: a commit made here always has its parents). Nor, asked what moving would lose,
     anything a branch, a tag, a remote-tracking ref or a ref of qola's holds (among them
     refs/qola/pins/<sha>, every commit qola checked out here); asked what may be missing
     upstream (upstream=True), only what remote-tracking refs, tags and qola's pins hold: a
@@ -97,9 +95,9 @@ def only_here(
     if rev != "HEAD" and not is_full_sha(rev):
         return None
     gitdir = gitfiles.git_dir(repo)
-    fetched = []
-    if gitdir is not None:
-        fetched = [*gitfiles.shallow_commits(gitdir), *gitfiles.fetched_heads(gitdir)]
+    # Not FETCH_HEAD: it names whatever a fetch was asked for, a commit of one's own too
+    # (`git fetch origin <sha>` of a local commit succeeds without fetching, `git fetch .`).
+    fetched = gitfiles.shallow_commits(gitdir) if gitdir is not None else []
     if upstream:
         refs = ["--remotes", "--tags", f"--glob={store.PINS_PREFIX}*"]
     else:

@@ -408,17 +408,6 @@ def shallow_commits(gitdir: Path) -> list[str]:
     return [sha for sha in listed if is_full_sha(sha)]
 
 
-def fetched_heads(gitdir: Path) -> list[str]:
-    """The commits the last `git fetch` brought (FETCH_HEAD: `<sha>\t…` per line), by SHA
-    too (`git fetch origin <sha>`): a remote has them, so they are nobody's local work."""
-    try:
-        lines = (gitdir / "FETCH_HEAD").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    found = (line.partition("\t")[0] for line in lines.splitlines())
-    return [sha for sha in found if is_full_sha(sha)]
-
-
 def is_populated(worktree: Path) -> bool:
     """True when the folder exists and holds anything at all."""
     try:

@@ -271,18 +271,28 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
     what a failed or killed clone fetched is kept for the next run. Nested
     submodules are brought in after the rename, in place (nested.py).
     """
-    dep = plan.state.dep
     target = plan.state.worktree
     gitdir = _root_modules_dir(runner, plan)
     reuse = gitdir is not None and submodules.is_valid_gitdir(gitdir)
     created = [folder for folder in (target, *target.parents) if not folder.exists()]
+    try:
+        _clone_into(plan, runner, options, outcome, gitdir, reuse)
+    except BaseException:
+        _remove_empty(created)  # a failed first clone leaves no empty 3rdparty/ behind
+        raise
+
+
+def _clone_into(plan: Plan, runner: Runner, options: Options, outcome: Outcome,
+                gitdir: Path | None, reuse: bool) -> None:  # fmt: skip
+    """_clone's steps, any failure of which removes the folders it made."""
+    dep = plan.state.dep
+    target = plan.state.worktree
     if reuse:
         # Its core.worktree names the folder, and git reads nothing of a repository whose
         # work tree it cannot enter (`cannot chdir`: the folder deleted): made first, empty.
         target.mkdir(parents=True, exist_ok=True)
     present = reuse and gitdir is not None and has_checkout(runner, gitdir, dep.commit)
     if options.offline and options.cache is None and not present:
-        _remove_empty(created)
         raise GitError(
             dep.name,
             f"{dep.path} is not checked out and --offline forbids fetching {dep.commit}",
@@ -320,7 +330,6 @@ def _clone(plan: Plan, runner: Runner, options: Options, outcome: Outcome) -> No
         os.replace(temp, target)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
-        _remove_empty(created)  # a failed first clone leaves no empty 3rdparty/ behind
         raise
     outcome.actions.append(f"cloned {dep.url}")
     outcome.did.insert(0, "cloned")
