@@ -94,13 +94,23 @@ def test_checkout_reuses_the_repositories_git_keeps_under_modules(
 
 
 def test_a_tree_git_submodule_update_made_is_adopted_as_is(te_fresh: Path, deep: Deep, run_qola):
+    """Nothing moves; the one line qola adds to the root's config is the one that keeps a
+    pull in the root from fetching for the dependency, and it says so once."""
     git(te_fresh, "submodule", "update", "-q", "--init", "--recursive")
     before = without_memory(snapshot(te_fresh))
     res = run_qola("checkout", cwd=te_fresh)
     assert res.exit_code == 0, res.stderr
     assert res.stdout == f"top 3rdparty/top {deep.top_v1[:12]} up to date\n"
-    assert without_memory(snapshot(te_fresh)) == before
+    assert "submodule.3rdparty/top.fetchRecurseSubmodules=false" in res.stderr, res.stderr
+    after = without_memory(snapshot(te_fresh))
+    assert {k for k in after if after[k] != before.get(k)} == {".git/config"}
+    assert git(te_fresh, "config", "--local", "submodule.3rdparty/top.fetchRecurseSubmodules") == (
+        "false"
+    )
     assert_git_agrees(te_fresh, deep)
+    again = run_qola("checkout", cwd=te_fresh)
+    assert (again.exit_code, again.stderr) == (0, "")
+    assert without_memory(snapshot(te_fresh)) == after
 
 
 def test_a_dependency_the_roots_config_does_not_initialise_is_initialised(

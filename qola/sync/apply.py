@@ -441,6 +441,12 @@ def _initialise_in_root(runner: Runner, worktree: Path, dep: Dep, outcome: Outco
     if submodules.initialise(runner, root, dep.submodule_name, dep.url, dep.name):
         outcome.notes.append(f"initialised the submodule {dep.submodule_name} in the root's config")
         outcome.did.append("initialised")
+    wrote = submodules.stop_recursive_fetch(runner, root, dep.submodule_name, dep.name)
+    if wrote and "initialised" not in outcome.did:  # a tree git set up: say what changed
+        outcome.notes.append(
+            f"set submodule.{dep.submodule_name}.fetchRecurseSubmodules=false in the "
+            "root's config: a fetch or pull in the root leaves this dependency to qola"
+        )
 
 
 def _nested_context(

@@ -146,7 +146,9 @@ def _uninitialised_on_read_only(
         found = _series_worked_out(runner, state)
     except QolaError:
         return False  # the full path reports it
-    if found is None or not dataclasses.replace(found, initialised=True).is_synced:
+    if found is None:
+        return False
+    if not dataclasses.replace(found, initialised=True, fetch_stopped=True).is_synced:
         return False
     config = submodules.config_file(manifest.root)
     if not found.initialised:

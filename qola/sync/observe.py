@@ -99,6 +99,9 @@ class DepState:
     # Overridden: why the dependency's own folder in the project holds a repository qola
     # would refuse (no fast path answers for it then).
     own_refusal: str | None = None
+    # A submodule of the root: the root's config says whether a fetch or pull in the root
+    # recurses into it (always True for others).
+    fetch_stopped: bool = True
 
     @property
     def is_repo(self) -> bool:
@@ -126,6 +129,8 @@ class DepState:
     def is_synced(self) -> bool:
         """HEAD and every nested submodule at their pins (and patches): nothing to do."""
         if not self.at_target or self.half_made or not self.initialised or self.moving:
+            return False
+        if not self.fetch_stopped:
             return False
         if not self.dep.submodules:
             return True
@@ -197,6 +202,7 @@ def _observe(
         head = queries.head_sha(runner, worktree)
         trail.cannot_prove(f"{worktree}: git read its HEAD")  # no file of it says so
     initialised = override is not None or is_initialised_in_root(manifest.root, dep)
+    fetch_stopped = override is not None or is_fetch_stopped_in_root(manifest.root, dep)
     half_made = head is not None and not gitfiles.has_index(gitdir)
     moving = override is None and gitfiles.move_recorded(gitdir)
     target = None
@@ -210,6 +216,7 @@ def _observe(
     return DepState(
         dep, worktree, exists, gitdir, head, branch, nested, override is not None, series,
         target, initialised, half_made, manifest.root, manifest.path, moving=moving,
+        fetch_stopped=fetch_stopped,
     )  # fmt: skip
 
 
@@ -218,6 +225,14 @@ def is_initialised_in_root(root: Path, dep: Dep) -> bool:
     if dep.submodule_name is None or submodules.config_file(root) is None:
         return True
     return submodules.is_initialised(root, dep.submodule_name, dep.path)
+
+
+def is_fetch_stopped_in_root(root: Path, dep: Dep) -> bool:
+    """False only for a submodule of the root whose root config does not say whether a
+    fetch in the root recurses into it (qola writes false: submodules.stop_recursive_fetch)."""
+    if dep.submodule_name is None or submodules.config_file(root) is None:
+        return True
+    return submodules.fetches_on_its_own(root, dep.submodule_name)
 
 
 def gitlinks(

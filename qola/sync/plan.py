@@ -30,7 +30,9 @@ class Plan:
     move_head: bool = False
     moving_submodules: tuple[str, ...] = ()  # nested paths not at their gitlinks
     update_submodules: bool = False
-    initialise: bool = False  # a submodule of the root, not initialised in the root's config
+    # A submodule of the root whose entry in the root's config is not as qola leaves it:
+    # not initialised (as `git submodule init` would), or its fetchRecurseSubmodules unset.
+    initialise: bool = False
 
     @property
     def is_noop(self) -> bool:
@@ -58,7 +60,12 @@ class Plan:
             moving = ", ".join([*self.moving_submodules, *uninitialised])
             moving = moving or "their state was unknown"
             return f"{dep.name}: update nested submodules ({moving})"
-        return f"{dep.name}: initialise {dep.path} in the root's config (as git submodule init)"
+        if not self.state.initialised:
+            return f"{dep.name}: initialise {dep.path} in the root's config (as git submodule init)"
+        return (
+            f"{dep.name}: set submodule.{dep.submodule_name}.fetchRecurseSubmodules=false in "
+            "the root's config (a fetch in the root leaves the pin to qola)"
+        )
 
 
 def make_plan(state: DepState) -> Plan:
@@ -98,7 +105,7 @@ def make_plan(state: DepState) -> Plan:
                 "put the submodule's folder back as git left it (or move it away) "
                 "and run qola again",
             )
-    initialise = not state.initialised
+    initialise = not state.initialised or not state.fetch_stopped
     moving = tuple(
         s.path
         for top in (state.submodules or ())

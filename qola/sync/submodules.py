@@ -72,6 +72,18 @@ def is_initialised_by(config: Path, name: str, path: str | None = None) -> bool:
     return url is not None
 
 
+def fetches_on_its_own(superproject: Path, name: str) -> bool:
+    """True when the superproject's config says whether a fetch there recurses into
+    submodule `name` (submodule.<name>.fetchRecurseSubmodules): qola writes false, and a
+    value someone set is theirs. Why: docs/submodules.md, "A pull in the root fetches
+    nothing for the dependencies"."""
+    config = config_file(superproject)
+    entries = _parsed(config) if config is not None else None
+    return entries is not None and (
+        configfile.get(entries, "submodule", name, "fetchrecursesubmodules") is not None
+    )
+
+
 def _pathspecs_match(specs: list[str], path: str) -> bool:
     """Whether git's pathspecs (relative to the top of the work tree) take in path: one
     that is not an exclusion does (all do, when there are only exclusions), and no
@@ -158,6 +170,20 @@ def initialise(runner: Runner, superproject: Path, name: str, url: str, subject:
     if configfile.get(entries, "submodule", name, "url") is None:
         runner.run(superproject, "config", f"submodule.{name}.url", url, subject=subject)
     runner.run(superproject, "config", f"submodule.{name}.active", "true", subject=subject)
+    return True
+
+
+def stop_recursive_fetch(runner: Runner, superproject: Path, name: str, subject: str) -> bool:
+    """Write submodule.<name>.fetchRecurseSubmodules=false in the superproject's config
+    unless it says something already (asked of git: it reads that file exactly). A fetch
+    or pull in the superproject then fetches nothing for the submodule; qola fetches its
+    pin itself. Returns True when something was written."""
+    key = f"submodule.{name}.fetchRecurseSubmodules"
+    found = runner.run(superproject, "config", "--local", "--get", "--end-of-options", key,
+                       check=False, subject=subject)  # fmt: skip
+    if found.status != 1:  # 0: set; else git could not read the config (the next step says)
+        return False
+    runner.run(superproject, "config", "--local", key, "false", subject=subject)
     return True
 
 
