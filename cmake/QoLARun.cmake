@@ -491,8 +491,8 @@ function(_qola_said out text)
   endif()
 endfunction()
 
-# What a run reported, as STATUS lines: each dependency qola changed or that is
-# overridden, then one line for those at their pins (each of them a VERBOSE line).
+# What a run reported, as STATUS lines: each dependency qola changed, that is overridden
+# or being developed, then one line for those at their pins (each a VERBOSE line).
 function(_qola_summary manifest stdout pinned)
   string(REGEX REPLACE "\n$" "" stdout "${stdout}")
   string(REPLACE ";" "\\;" stdout "${stdout}")
@@ -503,6 +503,10 @@ function(_qola_summary manifest stdout pinned)
     endif()
     if(line MATCHES " up to date$" AND NOT QOLA_SKIP_CHECKOUT)
       message(VERBOSE "${line}")
+    elseif(line MATCHES " [0-9a-f]+ developing( at |, )")
+      # `qola develop`: used as the developer has it, not at its pin.
+      message(STATUS "${line}")
+      math(EXPR pinned "${pinned} - 1")
     else()
       message(STATUS "${line}")
     endif()

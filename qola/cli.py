@@ -248,6 +248,20 @@ def freeze(common: Common, dry_run: bool) -> None:
 
 
 @cli.command(epilog=EXIT_CODES)
+@common_options()
+@click.option("--end", is_flag=True, help="End it: the next checkout brings the pin back.")
+@handle_errors
+def develop(common: Common, end: bool) -> None:
+    """Build against your own work in a dependency (NAMES), in this checkout alone.
+
+    checkout and configure leave it as it is and say so on every run; verify fails on it.
+    Without NAMES: list the dependencies being developed."""
+    from qola.commands.develop import develop as command  # lazy: each command loads its own
+
+    sys.exit(command(common, end))
+
+
+@cli.command(epilog=EXIT_CODES)
 @click.option(
     "-m",
     "--manifest",

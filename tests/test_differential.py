@@ -45,7 +45,7 @@ from qola import noop
 
 # The problems that deny "up to date": a repository qola refuses to read (`unsafe`) is no
 # agreement, whatever else verify says of it.
-COMMIT_KINDS = {"missing", "wrong-commit", "submodule", "patches", "unsafe"}
+COMMIT_KINDS = {"missing", "wrong-commit", "submodule", "patches", "unsafe", "developing"}
 RANDOM_SEQUENCES = 45
 FIXED_SEED = 834481109  # its sequences once caught verify judging a repository qola won't run in
 
@@ -358,6 +358,17 @@ def lib_git_dir_moved_out_and_overridden_elsewhere(c: Case) -> None:
     (c.lib / ".git").symlink_to(c.scratch / "lib-git")
 
 
+def develop_marked(c: Case) -> None:
+    """`qola develop lib`: used as it is, and said so by the full command every time."""
+    mark = c.root / ".git" / "qola" / "developing" / "lib"
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.write_bytes(b"")
+
+
+def develop_ended(c: Case) -> None:
+    (c.root / ".git" / "qola" / "developing" / "lib").unlink(missing_ok=True)
+
+
 MUTATIONS: list[Callable[[Case], None]] = [
     lib_to_other_commit, lib_commit_on_top, lib_branch_at_pin, lib_head_rewritten_same,
     lib_head_file_to_other_commit, lib_head_symlink_to_branch_at_pin, nested_to_other_commit,
@@ -374,7 +385,7 @@ MUTATIONS: list[Callable[[Case], None]] = [
     manifest_repinned_same_mtime, manifest_comment_edited_same_mtime, manifest_submodules_off,
     manifest_patches_added, patch_edited_same_mtime, root_gitmodules_written, override_set,
     override_cleared, lib_git_dir_moved_out_and_overridden_as_itself,
-    lib_git_dir_moved_out_and_overridden_elsewhere,
+    lib_git_dir_moved_out_and_overridden_elsewhere, develop_marked, develop_ended,
 ]  # fmt: skip
 
 
@@ -478,7 +489,9 @@ def judge(c: Case, run_qola, cmake: Path) -> Verdicts:
     fresh = noop_answer(c)
     with _in_env(c):
         checkout = run_qola("checkout", "-m", str(c.manifest), cwd=c.root)
-    after = pin is not None and (overridden or git_says_synced(c, pin, submodules))
+    # A dependency being developed is left as it is, like an override (verify fails on it).
+    developing = (c.root / ".git" / "qola" / "developing" / "lib").exists()
+    after = pin is not None and (overridden or developing or git_says_synced(c, pin, submodules))
     root_refused = verified.exit_code == 3 and f"qola: {c.root}: " in verified.stderr
     return Verdicts(
         git_truth, verify_truth, verified.exit_code, stamped, cmake_stamp, fresh,

@@ -12,7 +12,7 @@ from qola.commands.session import Common, finite, session, write_cmake
 from qola.history import edit_record
 from qola.output import cmake_calls, cmake_env, render
 from qola.repo import gitfiles, store
-from qola.sync import report
+from qola.sync import developing, report
 from qola.sync.engine import checkout as run_checkout
 from qola.sync.plan import Options
 
@@ -56,6 +56,8 @@ def checkout(common: Common, opts: CheckoutOptions, handoff: Handoff | None = No
             state = result.states.get(dep.name)
             if state is not None and state.overridden:
                 what = report.overridden(state.worktree)
+            elif state is not None and state.developing:
+                what = developing.words(sess.runner, state)
             console.result(report.shown(*report.line(dep, what), console.paint))
         for dep in sess.deps:  # in manifest order, however --jobs finished them
             if dep.name in result.failures:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from qola.base import console
 from qola.commands import editing
 from qola.commands.bump import command_line, warn_if_only_here
-from qola.commands.session import Common, session
+from qola.commands.session import Common, Session, session
 from qola.gitrun.lock import DEFAULT_TIMEOUT
 from qola.history import bump, edit_record
+from qola.repo import develop_marks, gitfiles
 from qola.sync.plan import Options
 
 
@@ -35,6 +36,7 @@ def freeze(common: Common, dry_run: bool) -> int:
                     warn_if_only_here(sess.runner, where, dep.name, dep.path, dep.url, head)
         if not changes:
             console.result("every pin already matches what is checked out")
+            _end_developing(sess)
             return 0
         if dry_run:
             console.result("dry run: nothing was written")
@@ -45,5 +47,16 @@ def freeze(common: Common, dry_run: bool) -> int:
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, changes, linked, None,
                                 "frozen")  # fmt: skip
         with editing.recorded(sess, edit, DEFAULT_TIMEOUT):
-            return editing.carry_out(sess, edit, Options(), DEFAULT_TIMEOUT,
+            code = editing.carry_out(sess, edit, Options(), DEFAULT_TIMEOUT,
                                      (raw, new_text))  # fmt: skip
+        if code == 0:
+            _end_developing(sess)
+        return code
+
+
+def _end_developing(sess: Session) -> None:
+    """What is there is pinned now: a dependency being developed (qola develop) no longer is."""
+    gitdir = gitfiles.find_git_dir(sess.manifest.root)
+    for dep in sess.deps:
+        if gitdir is not None and develop_marks.unmark(gitdir, dep.name):
+            console.result(f"{dep.name}: no longer developing (pinned at what is checked out)")

@@ -9,7 +9,7 @@ from qola.sync.verify import DIRTY, GITLINK
 from qola.sync.verify import verify as run_verify
 
 # The colour of each state in the STATE column; failures are red.
-_COLOURS = {"ok": "green", "overridden": "yellow"}
+_COLOURS = {"ok": "green", "overridden": "yellow", "developing": "yellow"}
 
 
 def status(common: Common, fmt: str = "text") -> int:

@@ -74,6 +74,17 @@ def is_ancestor(runner: Runner, repo: Path, old: str, new: str) -> bool:
     return out.status == 0
 
 
+def ahead_behind(runner: Runner, repo: Path, base: str, rev: str) -> tuple[int, int] | None:
+    """(commits of rev not in base, commits of base not in rev), as git counts them; None
+    when git cannot (a commit is missing, or a shallow history cuts the walk short)."""
+    out = runner.run(repo, "rev-list", "--left-right", "--count", "--end-of-options",
+                     f"{rev}...{base}", check=False)  # fmt: skip
+    found = out.stdout.split()
+    if out.status != 0 or len(found) != 2 or not all(n.isdigit() for n in found):
+        return None
+    return int(found[0]), int(found[1])
+
+
 def only_here(
     runner: Runner,
     repo: Path,

@@ -278,6 +278,8 @@ def checkout_json(manifest: Manifest, deps: Sequence[Dep], result: Result) -> st
             what = "failed"
         elif state is not None and state.overridden:
             what = "overridden"
+        elif state is not None and state.developing:
+            what = "developing"
         elif outcome is not None and outcome.did:
             what = "changed"
         else:

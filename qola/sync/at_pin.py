@@ -53,16 +53,18 @@ def look_at(
 
 
 def needs_nothing(state: DepState) -> bool:
-    """The full command's answer: nothing to do for this dependency (at its pin, or an
-    override used as it is). Wherever verdict(state) answers, this is true too; it is also
-    true where only the full command may say so (an override it must warn about, a
-    `.lfsconfig` it leaves to git)."""
-    return state.is_synced or state.overridden
+    """The full command's answer: nothing to do for this dependency (at its pin, an
+    override used as it is, or one being developed). Wherever verdict(state) answers, this
+    is true too; it is also true where only the full command may say so (an override it
+    must warn about, a `.lfsconfig` it leaves to git, a dependency being developed)."""
+    return state.is_synced or state.overridden or state.developing
 
 
 def verdict(state: DepState) -> str | None:
     """What a fast path may say of a dependency from its files alone: "up to date",
     "overridden by <folder>", or None (the full command decides, and says why)."""
+    if state.developing:
+        return None  # the full command says where it is, every time
     if state.overridden:
         return None if state.own_refusal is not None else report.overridden(state.worktree)
     if not state.is_synced or _lfs_config_in(state):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from qola.base import names
 from qola.manifest import Dep, Manifest
 from qola.repo import commitcache, configfile, gitfiles, trail
+from qola.repo.develop_marks import is_marked
 from qola.sync import patches, submodules
 from qola.sync.patches import Series
 
@@ -102,6 +103,8 @@ class DepState:
     # A submodule of the root: the root's config says whether a fetch or pull in the root
     # recurses into it (always True for others).
     fetch_stopped: bool = True
+    # `qola develop NAME` marked it in this checkout: used as the developer has it.
+    developing: bool = False
 
     @property
     def is_repo(self) -> bool:
@@ -161,7 +164,8 @@ def observe(
         with trail.paused(), gitfiles.chosen_by_user():
             state = _observe(manifest, dep, runner, write_cache, override)
         return replace(state, own_refusal=own) if own is not None else state
-    return _observe(manifest, dep, runner, write_cache, None)
+    state = _observe(manifest, dep, runner, write_cache, None)
+    return replace(state, developing=True) if is_marked(manifest.root, dep.name) else state
 
 
 def own_folder_refusal(manifest: Manifest, dep: Dep) -> str | None:

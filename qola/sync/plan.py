@@ -75,7 +75,7 @@ def make_plan(state: DepState) -> Plan:
     result out first and then sees whether HEAD is already there.
     """
     dep = state.dep
-    if state.overridden:
+    if state.overridden or state.developing:
         return Plan(state)
     if not state.is_repo:
         if state.exists:

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
 UP_TO_DATE = "up to date"
 _OVERRIDDEN = "overridden by "
+DEVELOPING = "developing"  # how the line of a dependency `qola develop` marked begins
 
 
 def overridden(folder: object) -> str:
@@ -24,10 +25,10 @@ def line(dep: Dep, what: str) -> tuple[str, str]:
 
 
 def shown(first: str, what: str, paint: Callable[[str, str], str]) -> str:
-    """The line, with what it says painted: green up to date, yellow overridden (what a
-    checkout did is not coloured)."""
+    """The line, with what it says painted: green up to date, yellow overridden or
+    developing (what a checkout did is not coloured)."""
     if what == UP_TO_DATE:
         what = paint(what, "green")
-    elif what.startswith(_OVERRIDDEN):
+    elif what.startswith((_OVERRIDDEN, DEVELOPING)):
         what = paint(what, "yellow")
     return f"{first} {what}"

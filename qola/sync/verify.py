@@ -18,7 +18,7 @@ from qola.gitrun.guard import UnsafeRepositoryError
 from qola.gitrun.queries import head_sha
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
-from qola.sync import patches
+from qola.sync import developing, patches
 from qola.sync.local_work import half_made_changes, status
 from qola.sync.observe import DepState, SubmoduleState, observe, override_dir, submodule_states
 from qola.sync.patches import Series, SeriesError
@@ -34,6 +34,7 @@ OVERRIDDEN = "overridden"
 UNSAFE = "unsafe"  # git would run a repository's own command, or write outside the project
 UNREACHABLE = "unreachable"  # only with --remote: the pin is not upstream in what it follows
 ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
+DEVELOPING = "developing"  # `qola develop NAME` marked it: a failure, CI is never green on it
 NOT_FAILURES = frozenset({OVERRIDDEN})
 _NOT_READ = "its git dir lies outside the project, so its commit is not read"
 
@@ -177,6 +178,11 @@ def _check_one(
         problems.append(
             Problem(OVERRIDDEN, f"using {state.worktree} as is (QOLA_SOURCE_DIR_ override)")
         )
+        return DepReport(dep, where, state.head, tuple(problems))
+    if state.developing:
+        said = "being developed" + developing.words(runner, state).removeprefix("developing")
+        problems.append(Problem(DEVELOPING, f"{said}; "
+                                f"{developing.ENDING.format(name=dep.name)}"))  # fmt: skip
         return DepReport(dep, where, state.head, tuple(problems))
     problems.extend(gitlink_problems(dep, root_gitlinks))
     if state.gitdir is None:
