@@ -28,7 +28,7 @@ import gitpause
 import procs
 import pytest
 from conftest import Upstream
-from repos import git, head, init_repo
+from repos import commit_file, git, head, init_repo
 from superprojects import two_submodules
 
 MINE = "notes of mine\n"
@@ -199,7 +199,9 @@ def test_bump_all_commit_killed_at_any_git_call_is_finished_by_the_next_run(
 
 @pytest.fixture(scope="module")
 def freeze_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
-    """Both submodules moved by hand past their pins: freeze writes and stages both."""
+    """Both submodules moved by hand past their pins, each with a commit of the user's on
+    top: freeze writes and stages both. (A commit the remote sends is no local work: a
+    checkout run first would move such a dependency back to its pin, as it should.)"""
     root = tmp_path_factory.mktemp("freeze") / "project"
     two_submodules(root, upstream.lib, upstream.nested, upstream.lib_v1, upstream.nested_v1)
     _users_things(root)
@@ -208,6 +210,8 @@ def freeze_template(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream
     git(root / "3rdparty" / "lib", "submodule", "update", "-q")
     git(root / "3rdparty" / "other", "fetch", "-q", "origin", upstream.nested_v2)
     git(root / "3rdparty" / "other", "checkout", "-q", "--detach", upstream.nested_v2)
+    for dep in ("lib", "other"):
+        commit_file(root / "3rdparty" / dep, "fix.txt", "my fix\n", f"my fix to {dep}")
     return root
 
 

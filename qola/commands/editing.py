@@ -207,6 +207,8 @@ def show_notes(sess: Session, deps: Iterable[Dep], result: Result) -> None:
     always (--force's backups); the rest with -v."""
     for dep in deps:
         outcome = result.outcomes.get(dep.name)
+        for note in outcome.shown if outcome is not None else ():
+            sess.note(f"{dep.name}: {note}")
         for note in outcome.notes if outcome is not None else ():
             (sess.note if "saved" in note else sess.debug)(f"{dep.name}: {note}")
 

@@ -17,7 +17,7 @@ from qola.gitrun.queries import has_checkout
 from qola.manifest import Dep
 from qola.repo import gitfiles, store
 from qola.sync import complete, fetch, ignored, mirrors, nested, patches, recovery, submodules
-from qola.sync.local_work import LocalWork, observe_local_work
+from qola.sync.local_work import LocalWork, observe_local_work, without_upstream_commits
 from qola.sync.observe import DepState, gitlinks, submodule_states
 from qola.sync.patches import Series
 from qola.sync.plan import Options, Plan
@@ -36,7 +36,8 @@ class Outcome:
 
     dep: Dep
     actions: list[str] = field(default_factory=list)  # for people: "cloned URL at SHA"
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for -v, but what says "saved"
+    shown: list[str] = field(default_factory=list)  # notes said without -v too
     # For machines (checkout --format json): cloned, fetched, moved, patched, initialised,
     # updated-submodules; in the order they happened.
     did: list[str] = field(default_factory=list)
@@ -65,6 +66,10 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         target = found.head if found else None
         move_head = found is None
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
+    if work.unsaved and not options.offline:
+        upstream = without_upstream_commits(runner, state, work)
+        if upstream is not None:
+            outcome.shown.append(upstream)
     if move_head and target is not None and has_checkout(runner, state.worktree, target):
         # Known before anything is fetched: named with the rest of the local work.
         work.ways += _own_way(runner, state, target)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola.base import safetext
+from qola.base.plural import count
 from qola.gitrun import flagged
 from qola.repo import gitfiles
 
@@ -234,6 +235,31 @@ def _add_unsaved(
     for sha, subject in found:
         work.unsaved.append(f"{label}: {sha[:7]} {subject}")
         work.commits.append((label, worktree, sha))
+
+
+def without_upstream_commits(runner: Runner, state: DepState, work: LocalWork) -> str | None:
+    """Take out of work the dependency's own commits on no branch when its remote (the
+    manifest's URL) has HEAD, and so every one of them: fetched by SHA to test an upstream
+    pull request, they are the remote's, not local work. Asked of the server itself
+    (fetch.remote_has), never read from FETCH_HEAD, which also names a commit of one's
+    own after `git fetch origin <sha>` of it. Nested submodules' commits stay local work.
+    Returns the note that says what the move leaves, or None when nothing was taken out."""
+    from qola.sync.fetch import remote_has  # lazy: a move with commits on no branch only
+
+    label, head = state.dep.path, state.head
+    mine = [i for i, (where, _, _) in enumerate(work.commits) if where == label]
+    if not mine or head is None or work.commits[mine[0]][2] != head:
+        return None
+    if not remote_has(runner, state.dep.url, head, state.dep.name):
+        return None
+    work.unsaved = [item for i, item in enumerate(work.unsaved) if i not in mine]
+    work.commits = [item for i, item in enumerate(work.commits) if i not in mine]
+    where = safetext.shell_word(str(state.worktree))
+    return (
+        f"{safetext.path(label)} was at {head[:12]} with {count(len(mine), 'commit')} on no "
+        f"branch here, all of which {safetext.line(state.dep.url)} has: moving loses none of "
+        f"them (`git -C {where} checkout {head[:12]}` goes back)"
+    )
 
 
 def unsaved_commits(
