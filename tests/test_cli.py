@@ -141,3 +141,23 @@ def test_demo_refuses_non_empty_folder(tmp_path, run_qola):
         f"qola: {tmp_path}: the demo folder is not empty\nhint: give a new or empty folder\n"
     )
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_a_python_without_gitpython_is_named_not_git(behind_pin):
+    """The configure's QOLA_PYTHON (or a PYTHONPATH checkout) is a Python qola was never
+    installed in: the error names that Python and GitPython, not a missing git."""
+    before = snapshot(behind_pin.root)
+    code = (
+        "import sys, runpy\n"
+        "sys.modules['git'] = None  # as in an interpreter GitPython was never installed in\n"
+        "sys.argv = ['qola', 'checkout', '-m', sys.argv[1]]\n"
+        "runpy.run_module('qola', run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(behind_pin.manifest)],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    said = f"qola: git: GitPython is not installed in the Python running qola ({sys.executable})"
+    assert said in proc.stderr
+    assert "hint: install qola into that Python (pip install <qola>)" in proc.stderr
+    assert "install git 2.32" not in proc.stderr
+    assert snapshot(behind_pin.root) == before

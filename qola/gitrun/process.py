@@ -9,11 +9,12 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Mapping
 from typing import Any
 
-from qola.base import console
+from qola.base import console, hints
 from qola.base.errors import UsageError
 
 # Variables that bind git to one repository. Hooks and IDEs leak them into the
@@ -50,14 +51,35 @@ def execute_raw(
     return done.returncode, done.stdout, _text(done.stderr)
 
 
-def execute(
-    command: list[str], env: Mapping[str, str], timeout: float | None
-) -> tuple[int, str, str]:
+def _git_class() -> Any:
+    """GitPython's Git, imported only when git must run (it costs 100-300 ms)."""
     try:
-        from git.cmd import Git  # GitPython costs 100-300 ms to import: only when git must run
+        from git.cmd import Git
+    except ModuleNotFoundError as error:
+        if error.name not in ("git", "git.cmd"):
+            raise
+        # GitPython itself is missing: the Python that runs qola is not the one it was
+        # installed in (a CMake configure's QOLA_PYTHON, a PYTHONPATH checkout).
+        raise UsageError(
+            "git",
+            f"GitPython is not installed in the Python running qola ({sys.executable})",
+            hints.either(
+                "install qola into that Python (pip install <qola>), or run the qola "
+                "installed elsewhere",
+                "point the configure at the Python qola is installed in: ",
+                hints.configure("-DQOLA_PYTHON=/path/to/python"),
+            ),
+        ) from None
     except ImportError as error:  # GitPython refuses to import when it cannot find git
         raise UsageError("git", f"cannot run git: {error}".splitlines()[0],
                          "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
+    return Git
+
+
+def execute(
+    command: list[str], env: Mapping[str, str], timeout: float | None
+) -> tuple[int, str, str]:
+    Git = _git_class()
 
     kwargs: dict[str, Any] = {}
     if timeout is not None:
@@ -99,11 +121,7 @@ def stream(
     and not a thousand progress updates. The timeout kills git and its children, as
     GitPython's kill_after_timeout does for the other commands.
     """
-    try:
-        from git.cmd import Git  # GitPython: imported only when git must run, as above
-    except ImportError as error:
-        raise UsageError("git", f"cannot run git: {error}".splitlines()[0],
-                         "install git 2.32 or newer and put it on PATH") from None  # fmt: skip
+    Git = _git_class()
     try:
         handle = Git().execute(command, as_process=True, env=dict(env))
     except FileNotFoundError:
