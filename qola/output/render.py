@@ -311,6 +311,8 @@ def bump_json(manifest: Manifest, move: Move, dry_run: bool) -> str:
         "new": move.new,
         "changed": move.old != move.new,
         "count": move.count,
+        "submodules": [{"path": n.path, "old": n.old, "new": n.new, "count": n.count}
+                       for n in move.nested],
         "commits": [
             {"sha": c.sha, "subject": c.subject, "author": c.author, "email": c.email,
              "date": c.date}
