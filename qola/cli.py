@@ -330,10 +330,10 @@ def diff(common: Common, rev: str, fmt: str, stat: bool, fetch_timeout: float) -
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
-    help="Output format: text, or json (versioned schema).",
+    help="Output format: text, json (versioned schema), markdown (a pull-request comment).",
 )
 @click.option(
     "--fail-if-behind",
