@@ -99,7 +99,7 @@ def test_bump_diff_and_outdated_count_what_git_counts_across_an_old_merged_branc
     assert lines[-2:] == [f"  ... and {count - 20} more", "dry run: nothing was written"]
     document = run_qola("bump", "up", "--dry-run", "--format", "json", "-m", str(merged.manifest))
     body = json.loads(document.stdout)
-    assert (body["count"], len(body["commits"])) == (count, count)
+    assert (body["count"], body["count_known"], len(body["commits"])) == (count, True, count)
     every = run_qola("bump", "--all", "--dry-run", "-m", str(merged.manifest))
     assert every.stdout.splitlines()[0] == headline
     assert snapshot(merged.root) == before
@@ -158,6 +158,11 @@ def test_bump_offline_in_a_shallow_clone_says_the_count_is_unknown(
         "is shallow; run without --offline to count them)"
     )
     assert not any("more" in line for line in lines)
+    document = run_qola("bump", "up", "--offline", "--to", merged.new, "--dry-run", "--format",
+                        "json", "-m", str(merged.manifest))  # fmt: skip
+    body = json.loads(document.stdout)
+    assert body["count_known"] is False  # count: only the commits the clone holds
+    assert body["count"] == len(body["commits"]) < merged.count()
     assert snapshot(merged.root) == before
 
 

@@ -10,6 +10,7 @@ format.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,3 +209,50 @@ def test_outdated_markdown_of_a_pin_at_its_tip_shows_no_nested_row(te, upstreams
     assert res.exit_code == 0, res.stderr
     assert len(res.stdout.splitlines()) == 5
     assert "↳" not in res.stdout
+
+
+LFS = ('[filter "lfs"]\n\tclean = git-lfs clean -- %f\n\tsmudge = git-lfs smudge -- %f\n'
+       "\tprocess = git-lfs filter-process\n\trequired = true\n")  # fmt: skip
+
+
+def test_bump_shows_the_nested_move_where_git_may_not_run_in_the_nested_checkout(
+    te, upstreams, run_qola, tmp_path, monkeypatch
+):
+    """Your config runs git-lfs, and composable_kernel's remote is no manifest URL: qola
+    runs no git there, so its commits are not counted; the move is shown all the same."""
+    config = tmp_path / "user.gitconfig"
+    config.write_text(Path(os.environ["GIT_CONFIG_GLOBAL"]).read_text() + LFS)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    nested = te / "3rdparty" / "aiter" / CK
+    git(nested, "fetch", "-q", "--unshallow", "origin")
+    git(nested, "fetch", "-q", "origin", upstreams.ck_v3)  # it holds the history between
+    res = run_qola("bump", "aiter", "--to", upstreams.aiter_v2, "--dry-run", "-m",
+                   str(te / "qola.toml"))  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[1] == f"  {ck_line(upstreams)}"
+
+
+def test_diff_reads_the_nested_move_from_trees_fetched_lazily_into_the_scratch_repository(
+    tmp_path, upstreams, run_qola
+):
+    """A server that filters: the scratch repository gets commits only, then git fetches
+    the two pins' trees (no file) for the gitlinks; nothing is checked out."""
+    server = tmp_path / "aiter.git"
+    git(tmp_path, "clone", "-q", "--bare", str(upstreams.aiter), str(server))
+    git(server, "config", "uploadpack.allowFilter", "true")
+    root = init_repo(tmp_path / "project")
+    manifest = root / "qola.toml"
+    manifest.write_text(f'[deps.aiter]\npath = "3rdparty/aiter"\nurl = "file://{server}"\n'
+                        f'commit = "{upstreams.aiter_v1}"\n')  # fmt: skip
+    git(root, "add", "qola.toml")
+    git(root, "commit", "-q", "-m", "pin aiter")
+    manifest.write_text(manifest.read_text().replace(upstreams.aiter_v1, upstreams.aiter_v2))
+    before = snapshot(root)
+    res = run_qola("diff", "-m", str(manifest), "-v")
+    assert res.exit_code == 0, res.stderr
+    assert "warning: filtering not recognized" not in res.stderr
+    assert res.stdout.splitlines()[:2] == [
+        f"aiter {upstreams.aiter_v1[:7]}..{upstreams.aiter_v2[:7]} (1 commit)",
+        f"  {ck_line(upstreams)}",
+    ]
+    assert snapshot(root) == before

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qola.base import safetext
-from qola.base.errors import GitError, UsageError
+from qola.base.errors import GitError, QolaError, UsageError
 from qola.base.plural import count as counted
 from qola.gitrun import queries
 from qola.gitrun.queries import Commit
@@ -206,10 +206,14 @@ def _nested(runner: Runner, local: Path | None, path: str, old: str, new: str) -
     holds both commits and the whole history between (qola's own are one commit deep:
     then the move alone, rather than fetch a second repository's history)."""
     worktree = None if local is None else local / path
-    if worktree is None or "0" * 40 in (old, new) or not _answers(runner, worktree, old, new,
-                                                                   stat=False):  # fmt: skip
+    if worktree is None or "0" * 40 in (old, new):
         return Nested(path, old, new)
-    return Nested(path, old, new, len(queries.commits(runner, worktree, new, old)))
+    try:
+        if _answers(runner, worktree, old, new, stat=False):
+            return Nested(path, old, new, len(queries.commits(runner, worktree, new, old)))
+    except QolaError:  # git may not run there (its config, say): the move is still known
+        pass
+    return Nested(path, old, new)
 
 
 def _read(runner: Runner, dep: Dep, worktree: Path, new: str, lines: int) -> Span:
