@@ -201,3 +201,25 @@ def test_bump_offline_from_one_commit_deep_pins_refuses_saying_it_cannot_tell(
         "--allow-downgrade\n"
     )
     assert snapshot(merged.root) == before
+
+
+def test_bump_to_a_commit_made_in_a_full_clone_of_the_dependency_is_refused(
+    checked_out_at_the_pin, run_qola
+):
+    """The clone holds both commits and the history between, but the new one is not
+    upstream: learning the commits from the remote fails, and nothing is written."""
+    merged = checked_out_at_the_pin
+    clone = merged.root / "3rdparty" / "up"
+    git(clone, "fetch", "-q", "--unshallow", "origin")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "made here")
+    local = head(clone)
+    git(clone, "checkout", "-q", "--detach", merged.old)
+    before = snapshot(merged.root)
+    res = run_qola("bump", "up", "--to", local, "-m", str(merged.manifest))
+    assert res.exit_code == 3
+    assert res.stderr.splitlines()[0] == (
+        "qola: up: `git fetch -q --no-tags --no-write-fetch-head --no-recurse-submodules "
+        f"--filter=tree:0 --end-of-options {merged.upstream} {local}` failed with exit code 128:"
+    )
+    assert f"upload-pack: not our ref {local}" in res.stderr
+    assert snapshot(merged.root) == before

@@ -103,7 +103,10 @@ def learn(
     if offline:
         return _read(runner, dep, worktree, new, lines)
     local = worktree if gitfiles.git_dir(worktree) is not None else None
-    found = compare(runner, dep.name, dep.url, dep.commit, new, local, want=source)
+    # From the remote even where the checkout could answer: a new pin that is not
+    # upstream (a commit made here) fails its fetch there, before anything is written.
+    found = compare(runner, dep.name, dep.url, dep.commit, new, local, want=source,
+                    from_remote=True)  # fmt: skip
     return _span(dep, found, lines)
 
 
@@ -116,11 +119,13 @@ def compare(
     local: Path | None,
     want: str | None = None,
     stat: bool = False,
+    from_remote: bool = False,
 ) -> Comparison:
     """old against new: read from local (the dependency's work tree) when it can answer,
     else learned from url. want: the remote ref new was read from (default: new itself).
-    stat: also `git diff --shortstat` (which needs the trees and the changed blobs)."""
-    if local is not None and _answers(runner, local, old, new, stat):
+    stat: also `git diff --shortstat` (which needs the trees and the changed blobs).
+    from_remote: learned from url whatever local holds (local still gives old's date)."""
+    if not from_remote and local is not None and _answers(runner, local, old, new, stat):
         return _comparison(runner, local, old, new, stat, fetched=False, local=local)
     with scratch.scratch(runner, subject, url) as repo:
         want = want or new
