@@ -323,9 +323,10 @@ def exec_(common: Common, command: tuple[str, ...]) -> None:
 def diff(common: Common, rev: str, fmt: str, stat: bool, fetch_timeout: float) -> None:
     """The pins at REV (default: HEAD) against the work tree's, with the commits between.
 
-    Each pin added, removed or moved; for a moved one the commits between old and new
-    (subject, author, date), read from the dependency when it has them, else fetched
-    without blobs into a temporary repository. A downgrade or a move to a commit that
+    Each pin added, removed or moved; for a moved one the nested submodules it moves
+    and the commits between old and new (subject, author, date), read from the
+    dependency when it has them, else fetched without blobs into a temporary
+    repository. A downgrade or a move to a commit that
     does not descend from the old pin is flagged. --stat adds git's summary of the
     files. Writes nothing; exit 3 when some history could not be fetched (the rest is
     printed).
@@ -344,10 +345,10 @@ def diff(common: Common, rev: str, fmt: str, stat: bool, fetch_timeout: float) -
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "markdown"]),
     default="text",
     show_default=True,
-    help="Output format: text, or json (versioned schema).",
+    help="Output format: text, json (versioned schema), markdown (a pull-request comment).",
 )
 @click.option(
     "--fail-if-behind",
@@ -362,9 +363,10 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
 
     For each dependency: its track (else the remote's default branch), the tip there,
     how many commits the pin lacks and for how many days the oldest of them has
-    waited since it landed there (on the tip's first-parent line). Fetches commits
-    only, into a temporary repository, back to the pin's date where it can; never
-    touches the dependencies. -v lists the commits.
+    waited since it landed there (on the tip's first-parent line), and each nested
+    submodule the tip would move. Fetches commits and the two commits' trees only
+    (no file), into a temporary repository, back to the pin's date where it can;
+    never touches the dependencies. -v lists the commits.
     """
     from qola.commands.outdated import outdated as command  # lazy: each command loads its own
 

@@ -36,6 +36,8 @@ def test_bump_to_track_rewrites_only_the_pin_and_checks_out(at_v1, upstream, run
         f"lib {upstream.lib_v1[:7]}..{upstream.lib_tip[:7]} (2 commits)"
     )
     assert res.stdout.splitlines()[1:] == [
+        f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]} "
+        "(1 commit)",  # counted: the nested checkout holds both and the history between
         f"  {upstream.lib_tip[:7]} lib v4",
         f"  {upstream.lib_v2[:7]} lib v2, nested v2",
     ]
@@ -67,6 +69,8 @@ def test_bump_dry_run_writes_nothing(at_v1, upstream, run_qola):
     assert res.exit_code == 0, res.stderr
     assert res.stdout == (
         f"lib {upstream.lib_v1[:7]}..{upstream.lib_tip[:7]} (2 commits)\n"
+        f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]} "
+        "(1 commit)\n"
         f"  {upstream.lib_tip[:7]} lib v4\n"
         f"  {upstream.lib_v2[:7]} lib v2, nested v2\n"
         "dry run: nothing was written\n"
@@ -83,6 +87,7 @@ def test_bump_dry_run_and_no_checkout_of_a_dependency_not_checked_out_clone_noth
     assert res.exit_code == 0, res.stderr
     assert res.stdout == (
         f"lib {upstream.lib_v1[:7]}..{upstream.lib_v2[:7]} (1 commit)\n"
+        f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
         f"  {upstream.lib_v2[:7]} lib v2, nested v2\n"
         "dry run: nothing was written\n"
     )
@@ -238,6 +243,7 @@ def test_bump_commit_legacy_form_commits_manifest_and_gitlink(te_style, upstream
     message = git(root, "log", "-1", "--format=%B")
     assert message == (
         f"Bump lib from {upstream.lib_v1[:7]} to {upstream.lib_v2[:7]}\n\n"
+        f"submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
         f"{upstream.lib_v2[:7]} lib v2, nested v2"
     )
     assert git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == [

@@ -116,6 +116,7 @@ def test_diff_move_to_a_side_branch_is_flagged_as_not_a_descendant(
     assert res.stdout == (
         f"lib {upstream.lib_v2[:7]}..{upstream.lib_v3[:7]} (NOT A DESCENDANT: 1 commit added, "
         "1 dropped)\n"
+        f"  submodule extern/nested: {upstream.nested_v2[:7]}..{upstream.nested_v1[:7]}\n"
         f"  {upstream.lib_v3[:7]} update side.txt (qola tests, 2024-01-01)\n"
         f"  dropped: {upstream.lib_v2[:7]} lib v2, nested v2 (qola tests, 2024-01-01)\n"
     )
@@ -129,16 +130,16 @@ def test_diff_stat_adds_the_stat_and_the_nested_submodule_move(
     # -v is the global verbose flag (each git command as it starts): it adds no stat.
     verbose = diff(run_qola, project, "-v")
     assert verbose.exit_code == 0, verbose.stderr
-    assert "files changed" not in verbose.stdout and "submodule extern" not in verbose.stdout
+    assert "files changed" not in verbose.stdout
     assert ran(verbose.stderr)
     res = diff(run_qola, project, "--stat")
     assert res.exit_code == 0, res.stderr
     assert not ran(res.stderr)
     assert res.stdout == (
         f"lib {upstream.lib_v1[:7]}..{upstream.lib_v2[:7]} (1 commit)\n"
+        f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
         f"  {upstream.lib_v2[:7]} lib v2, nested v2 (qola tests, 2024-01-01)\n"
         "  2 files changed, 2 insertions(+), 1 deletion(-)\n"
-        f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
     )
 
 
@@ -279,6 +280,7 @@ def test_diff_json_document(moved_forward, upstream, run_qola):
         "dropped": [],
         "old_path": "3rdparty/lib",
         "old_url": str(upstream.lib),
+        "submodules": [],  # lib v2..tip moves no nested submodule
         "stat": None,
         "error": None,
     }

@@ -34,6 +34,11 @@ def lib_row(upstream, pin: str, behind: str, days: str, follows: str = "main") -
     return ("lib", pin[:12], "2024-01-01", follows, upstream.lib_tip[:12], behind, days)
 
 
+def nested_move(upstream) -> str:
+    """The line of lib's nested submodule moving from v1 to v2 (lib v1..v2 moves it)."""
+    return f"submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}"
+
+
 def test_outdated_counts_the_commits_the_pin_lacks(make_project, upstream, run_qola):
     project = make_project()
     before = snapshot(project.root)
@@ -105,7 +110,7 @@ def test_outdated_legacy_form_follows_the_default_branch(tmp_path, upstream, run
     # v1..tip: v2 and v4 on main (the side branch's commit is not on it).
     assert res.stdout == table(
         lib_row(upstream, upstream.lib_v1, "2", str(days_since_2024()), "the default branch")
-    )
+    ) + f"lib: at the tip, {nested_move(upstream)}\n"
 
 
 def test_outdated_pin_off_its_track_says_so(make_project, upstream, run_qola):
@@ -113,7 +118,10 @@ def test_outdated_pin_off_its_track_says_so(make_project, upstream, run_qola):
     assert res.exit_code == 0
     assert res.stdout == table(
         lib_row(upstream, upstream.lib_v3, "2", str(days_since_2024()))
-    ) + "lib: the pin is not in the history of main; 2 of its commits are missing from the pin\n"
+    ) + (
+        "lib: the pin is not in the history of main; 2 of its commits are missing from the pin\n"
+        f"lib: at the tip, {nested_move(upstream)}\n"
+    )
 
 
 def test_outdated_json_document(make_project, upstream, run_qola):
@@ -139,6 +147,7 @@ def test_outdated_json_document(make_project, upstream, run_qola):
         "behind": 1,
         "behind_days": days_since_2024(),
         "on_track": True,
+        "submodules": [],
         "over_limit": True,
         "error": None,
     }

@@ -128,8 +128,9 @@ def test_checkout_refusal_quotes_the_file_name_and_writes_nothing(
         ("diff",),
         ("diff", "--format", "markdown"),
         ("outdated", "-v"),
+        ("outdated", "--format", "markdown"),
     ],
-    ids=["bump", "diff", "diff-markdown", "outdated"],
+    ids=["bump", "diff", "diff-markdown", "outdated", "outdated-markdown"],
 )
 def test_commit_subjects_and_authors_reach_the_output_without_control_characters(
     command, hostile_project, hostile_upstream, run_qola

@@ -72,10 +72,8 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
                 _stage_disagreeing_gitlink(sess, dep)
             return 0
         console.result(move.headline())
-        for line in move.log:
+        for line in move.details():
             console.result(f"  {line}")
-        if move.count > len(move.log):
-            console.result(f"  ... and {move.count - len(move.log)} more")
         if offline:  # resolved here, not by the remote: it may be a commit made here
             warn_if_only_here(sess.runner, worktree, dep.name, dep.path, dep.url, new)
         if dry_run:
@@ -176,10 +174,8 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
                 console.result(f"{move.dep.name} is already at {move.new[:12]} ({move.ref})")
                 continue
             console.result(move.headline())
-            for line in move.log:
+            for line in move.details():
                 console.result(f"  {line}")
-            if move.count > len(move.log):
-                console.result(f"  ... and {move.count - len(move.log)} more")
             if offline:  # resolved here, not by the remote
                 where = sess.manifest.root / move.dep.path
                 warn_if_only_here(sess.runner, where, move.dep.name, move.dep.path,

@@ -11,7 +11,7 @@ from qola.commands.session import Common, finite, session
 from qola.history.outdated import measure_all, parse_limit
 from qola.output import cmake_env, render_outdated
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "markdown")
 
 
 def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout: float) -> int:
@@ -30,6 +30,8 @@ def outdated(common: Common, fmt: str, fail_if_behind: str | None, fetch_timeout
         if fmt == "json":
             console.result(render_outdated.as_json(sess.manifest.path, sess.manifest.root, lags,
                                                   limit, now, code))
+        elif fmt == "markdown":
+            console.result(render_outdated.as_markdown(lags, now), end="")
         else:
             console.result(render_outdated.as_text(lags, now, common.verbose), end="")
         for item in failed:

@@ -15,11 +15,12 @@ from pathlib import Path
 
 from qola.base import safetext
 from qola.base.errors import GitError, QolaError, UsageError
+from qola.base.plural import count
 from qola.base.shas import is_full_sha
 from qola.gitrun import queries
 from qola.gitrun.git import Runner, command_error
 from qola.gitrun.queries import head_sha, index_gitlinks, root_gitlinks
-from qola.history.commits import learn
+from qola.history.commits import Nested, learn
 from qola.manifest import BOM, Dep, Manifest, edit
 from qola.repo import configfile, gitfiles
 from qola.sync import patches
@@ -40,21 +41,30 @@ class Move:
     old: str
     new: str
     ref: str
-    count: int = 0
+    count: int | None = 0  # None: unknown (unknown says why)
     log: list[str] = field(default_factory=list)
     commits: list[queries.Commit] = field(default_factory=list)  # all of them, newest first
+    nested: tuple[Nested, ...] = ()  # the nested submodules the move moves
+    unknown: str = ""  # why the count is unknown
 
     def headline(self) -> str:
         """`aiter d32b0cb..9f1e2aa (37 commits)`"""
-        plural = "commit" if self.count == 1 else "commits"
-        return f"{self.dep.name} {self.old[:7]}..{self.new[:7]} ({self.count} {plural})"
+        said = self.unknown if self.count is None else count(self.count, "commit")
+        return f"{self.dep.name} {self.old[:7]}..{self.new[:7]} ({said})"
+
+    def details(self) -> list[str]:
+        """What follows the headline: each nested submodule it moves (for a project built
+        on the dependency often the line that matters most), then the short log."""
+        lines = [move.line() for move in self.nested] + self.log
+        if self.count is not None and self.count > len(self.log):
+            lines.append(f"... and {self.count - len(self.log)} more")
+        return lines
 
     def message(self) -> str:
         """The commit message: `Bump aiter from d32b0cb to 9f1e2aa` and the short log."""
-        body = "\n".join(self.log)
-        more = self.count - len(self.log)
-        if more > 0:
-            body += f"\n... and {more} more"
+        body = "\n".join(self.details())
+        if self.count is None:
+            body += f"\n({self.unknown})" if body else f"({self.unknown})"
         return f"Bump {self.dep.name} from {self.old[:7]} to {self.new[:7]}\n\n{body}\n"
 
 
@@ -116,12 +126,27 @@ def describe(
     """Count and list the commits old..new (history.py: nothing is written anywhere);
     refuse a move backwards or sideways unless allowed."""
     span = learn(runner, move.dep, worktree, move.new, source, offline, LOG_LINES)
-    move = dataclasses.replace(
-        move, new=span.new, count=span.count, log=span.log, commits=span.commits
+    unknown = (
+        "commits unknown: the local history between is shallow; run without --offline "
+        "to count them"
+        if span.cut
+        else f"commits unknown: the current pin is nowhere in {move.dep.url}"
     )
+    move = dataclasses.replace(move, new=span.new, count=span.count, log=span.log,
+                               commits=span.commits, nested=span.nested,
+                               unknown=unknown if span.count is None else "")  # fmt: skip
     if move.old == move.new:
         return move
     if not span.descends and not allow_downgrade:
+        if span.cut:
+            raise UsageError(
+                move.dep.name,
+                f"cannot tell whether {move.new[:12]} ({move.ref}) descends from the current "
+                f"pin {move.old[:12]}: the local history between is shallow and --offline "
+                "forbids fetching the rest; nothing was changed",
+                "run without --offline; if moving back (or sideways) is intended, add "
+                "--allow-downgrade",
+            )
         where = "" if span.known else f" (the current pin is nowhere in {move.dep.url})"
         raise UsageError(
             move.dep.name,

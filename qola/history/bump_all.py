@@ -147,9 +147,7 @@ def message(moved: list[Move]) -> str:
     body = []
     for move in moved:
         body.append(move.headline())
-        body.extend(f"  {line}" for line in move.log)
-        if move.count > len(move.log):
-            body.append(f"  ... and {move.count - len(move.log)} more")
+        body.extend(f"  {line}" for line in move.details())
         body.append("")
     return f"Bump {len(moved)} {plural}: {names}\n\n" + "\n".join(body)
 

@@ -312,7 +312,12 @@ def bump_json(manifest: Manifest, move: Move, dry_run: bool) -> str:
         "old": move.old,
         "new": move.new,
         "changed": move.old != move.new,
-        "count": move.count,
+        # An integer as ever (schema 1 changes no field's type); count_known says whether
+        # it is git's count or only what a shallow local history holds.
+        "count": len(move.commits) if move.count is None else move.count,
+        "count_known": move.count is not None,
+        "submodules": [{"path": n.path, "old": n.old, "new": n.new, "count": n.count}
+                       for n in move.nested],
         "commits": [
             {"sha": c.sha, "subject": c.subject, "author": c.author, "email": c.email,
              "date": c.date}

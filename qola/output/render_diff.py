@@ -14,7 +14,7 @@ from qola.output import cmake_env
 
 if TYPE_CHECKING:
     from qola.gitrun.queries import Commit
-    from qola.history.commits import Stat
+    from qola.history.commits import Nested, Stat
     from qola.history.diff import Change, Diff
 
 JSON_SCHEMA = 1
@@ -53,6 +53,7 @@ def _text_change(change: Change, verbose: bool) -> list[str]:
     found = change.comparison
     if found is None:
         return lines
+    lines.extend(f"  {nested.line()}" for nested in found.nested or ())
     shown = found.added if verbose else found.added[:TEXT_LOG]
     lines.extend(f"  {_commit_line(c)}" for c in shown)
     if len(found.added) > len(shown):
@@ -62,9 +63,7 @@ def _text_change(change: Change, verbose: bool) -> list[str]:
     if len(found.dropped) > len(dropped):
         lines.append(f"  dropped: ... and {len(found.dropped) - len(dropped)} more")
     if found.stat is not None:
-        stat = found.stat
-        lines.append(f"  {_shortstat(stat)}")
-        lines.extend(f"  submodule {p}: {_short(a)}..{_short(b)}" for p, a, b in stat.submodules)
+        lines.append(f"  {_shortstat(found.stat)}")
     return lines
 
 
@@ -117,6 +116,8 @@ def as_markdown(found: Diff) -> str:
     out += ["| dependency | change | from | to | commits |", "|---|---|---|---|---|"]
     for change in found.changes:
         out.append(_markdown_row(change))
+        if change.comparison is not None:
+            out.extend(_nested_row(nested) for nested in change.comparison.nested or ())
     for change in found.changes:
         out.extend(_markdown_details(change))
     return "\n".join(out) + "\n"
@@ -142,6 +143,21 @@ def _markdown_row(change: Change) -> str:
         counts = f"+{len(found.added)}" + (f" / -{len(found.dropped)}" if found.dropped else "")
         cells[4] = md.compare_link(dep.url, old, new, counts)
     return "| " + " | ".join(cells) + " |"
+
+
+def _nested_row(nested: Nested) -> str:
+    """A nested submodule the move moves, on a row of its own below its dependency's."""
+    name, old, new, counts = nested_cells(nested)
+    word = "added" if not old else "removed" if not new else "moved"
+    return f"| {name} | nested submodule {word} | {old} | {new} | {counts} |"
+
+
+def nested_cells(nested: Nested) -> tuple[str, str, str, str]:
+    """A nested submodule's move as table cells: its path, from, to, and the commits
+    between when they were counted (`diff` and `outdated` tables)."""
+    old, new = (sha[:12] if set(sha) != {"0"} else "" for sha in (nested.old, nested.new))
+    return (f"↳ {md.code(nested.path)}", md.code(old) if old else "", md.code(new) if new else "",
+            "" if nested.count is None else f"+{nested.count}")  # fmt: skip
 
 
 def _markdown_kind(change: Change) -> str:
@@ -225,6 +241,7 @@ def _change_json(change: Change) -> dict[str, Any]:
         "dropped": [_commit_json(c) for c in found.dropped] if found else None,
         "old_path": change.before.path if change.before else None,
         "old_url": change.before.url if change.before else None,
+        "submodules": _nested_json(found.nested) if found else None,
         "stat": None,
         "error": cmake_env.render(change.error) if change.error else None,
     }
@@ -237,6 +254,13 @@ def _change_json(change: Change) -> dict[str, Any]:
             "submodules": [{"path": p, "old": a, "new": b} for p, a, b in stat.submodules],
         }
     return document
+
+
+def _nested_json(nested: tuple[Nested, ...] | None) -> list[dict[str, Any]] | None:
+    """Each nested submodule the move moves (None: the trees could not be read)."""
+    if nested is None:
+        return None
+    return [{"path": n.path, "old": n.old, "new": n.new, "count": n.count} for n in nested]
 
 
 def _commit_json(commit: Commit) -> dict[str, Any]:
@@ -263,7 +287,3 @@ def _shortstat(stat: Stat) -> str:
 
 def _day(seconds: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(seconds))
-
-
-def _short(sha: str) -> str:
-    return "-" if set(sha) == {"0"} else sha[:7]

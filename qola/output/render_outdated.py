@@ -1,16 +1,20 @@
-"""What `qola outdated` prints: how far each pin is behind, as a table or JSON."""
+"""What `qola outdated` prints: how far each pin is behind, as a table, Markdown or JSON."""
 
 from __future__ import annotations
 
+import html
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from qola.base import markdown as md
 from qola.base import safetext
-from qola.base.plural import verb
+from qola.base.plural import count, verb
 from qola.output import cmake_env
+from qola.output.render_diff import MARKDOWN_LOG, nested_cells
 
 if TYPE_CHECKING:
+    from qola.history.commits import Nested
     from qola.history.outdated import Lag, Limit
 
 JSON_SCHEMA = 1
@@ -40,6 +44,7 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
             )
         elif found is not None and not found.known:
             notes.append(f"{item.dep.name}: the pin {item.dep.commit[:12]} is not upstream")
+        notes.extend(f"{item.dep.name}: at the tip, {n.line()}" for n in _nested(item))
         if verbose and found is not None and found.added:
             notes.append(f"{item.dep.name}: the commits on {item.follows} that the pin lacks:")
             notes.extend(
@@ -53,6 +58,68 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
              for row in rows]  # fmt: skip
     return "\n".join(lines + notes) + "\n"
+
+
+def as_markdown(lags: list[Lag], now: float) -> str:
+    """The table as a pull-request comment: each nested submodule the tip would move on a
+    row below its dependency, then notes and each pin's missing commits."""
+    out = ["### qola: how far each pin is behind", "",
+           "| dependency | pin | pinned | follows | tip | behind | days |",
+           "|---|---|---|---|---|---|---|"]  # fmt: skip
+    notes, details = [], []
+    for item in lags:
+        found, dep = item.comparison, item.dep
+        days = item.days_behind(now)
+        behind = "unknown" if item.behind is None else str(item.behind)
+        if item.behind and item.tip:
+            behind = md.compare_link(dep.url, dep.commit, item.tip, behind)
+        cells = [md.code(dep.name), md.commit_link(dep.url, dep.commit, dep.commit[:12]),
+                 _day(found.old_commit.time) if found and found.old_commit else "",
+                 md.text(item.follows), md.commit_link(dep.url, item.tip, item.tip[:12])
+                 if item.tip else "", behind, "" if days is None else str(days)]  # fmt: skip
+        out.append("| " + " | ".join(cells) + " |")
+        for nested in _nested(item):
+            name, old, new, counts = nested_cells(nested)
+            out.append(f"| {name} | {old} | | nested submodule | {new} | {counts} | |")
+        notes.extend(_markdown_note(item))
+        details.extend(_markdown_details(item))
+    if notes:
+        out += ["", *notes]
+    return "\n".join(out + details) + "\n"
+
+
+def _markdown_note(item: Lag) -> list[str]:
+    name = md.code(item.dep.name)
+    if item.error is not None:
+        return [f"- {name}: could not be measured: {md.text(cmake_env.render(item.error))}"]
+    if item.on_track is False:
+        return [f"- {name}: ⚠️ the pin is not in the history of {md.text(item.follows)}"]
+    found = item.comparison
+    if found is not None and not found.known:
+        return [f"- {name}: ⚠️ the pin {md.code(item.dep.commit[:12])} is not upstream"]
+    return []
+
+
+def _markdown_details(item: Lag) -> list[str]:
+    found, dep = item.comparison, item.dep
+    if found is None or not found.added:
+        return []
+    title = (f"<code>{html.escape(dep.name)}</code>: {count(len(found.added), 'commit')} "
+             f"on {html.escape(item.follows)} that the pin lacks")  # fmt: skip
+    out = ["", f"<details><summary>{title}</summary>", ""]
+    for commit in found.added[:MARKDOWN_LOG]:
+        link = md.commit_link(dep.url, commit.sha, commit.sha[:7])
+        out.append(f"- {link} {md.text(commit.subject)} ({md.text(commit.author)}, "
+                   f"{_day(commit.time)})")  # fmt: skip
+    if len(found.added) > MARKDOWN_LOG:
+        out.append(f"- … and {len(found.added) - MARKDOWN_LOG} more")
+    return [*out, "", "</details>"]
+
+
+def _nested(item: Lag) -> tuple[Nested, ...]:
+    """The nested submodules the tip would move (none when that is unknown)."""
+    found = item.comparison
+    return (found.nested or ()) if found is not None else ()
 
 
 def as_json(
@@ -87,6 +154,9 @@ def _lag_json(item: Lag, limit: Limit | None, now: float) -> dict[str, Any]:
         "behind": item.behind,
         "behind_days": item.days_behind(now),
         "on_track": item.on_track,
+        "submodules": None if found is None or found.nested is None else [
+            {"path": n.path, "old": n.old, "new": n.new, "count": n.count} for n in found.nested
+        ],
         "over_limit": item.exceeds(limit, now),
         "error": cmake_env.render(item.error) if item.error else None,
     }
