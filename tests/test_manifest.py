@@ -264,7 +264,7 @@ def test_commit_that_is_not_a_full_sha_is_rejected_in_deps_form(
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: {manifest}:4: deps.aiter.commit: '{short}' is not a full commit SHA "
         "(40 hex digits, or 64 for sha256)\n"
-        f"hint: qola bump aiter --to {short}\n"
+        "hint: write the full 40-hex SHA in its place\n"
     )
 
 
@@ -287,7 +287,7 @@ def test_legacy_abbreviated_commit_warns_and_is_expanded_from_the_root_gitlink(
     assert res.exit_code == 1  # accepted; aiter is just not checked out
     assert res.stderr == (
         f"qola: warning: {manifest}:2: qola.aiter_commit: abbreviated SHA 'd32b0cb'; "
-        "`qola freeze aiter` writes it in full\n"
+        "write the full 40-hex SHA in its place\n"
     )
     assert json.loads(res.stdout)["deps"][0]["pinned"] == PIN
 
@@ -299,10 +299,10 @@ def test_legacy_abbreviated_commit_that_cannot_be_expanded_is_rejected(
     manifest = empty_root.write('[qola]\naiter_commit = "d32b0cb"\n')
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: warning: {manifest}:2: qola.aiter_commit: abbreviated SHA 'd32b0cb'; "
-        "`qola freeze aiter` writes it in full\n"
+        "write the full 40-hex SHA in its place\n"
         f"qola: {manifest}:2: qola.aiter_commit: cannot expand the abbreviated SHA 'd32b0cb' "
         "locally (not in the root's gitlink nor in the checkout)\n"
-        "hint: write the full SHA, or run `qola freeze aiter` in a checkout that has it\n"
+        "hint: write the full 40-hex SHA in its place\n"
     )
 
 
@@ -314,7 +314,7 @@ def test_legacy_commit_shorter_than_seven_hex_is_rejected(
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: {manifest}:2: qola.aiter_commit: 'd32b0c' is not a full commit SHA "
         "(40 hex digits, or 64 for sha256)\n"
-        "hint: qola bump aiter --to d32b0c\n"
+        "hint: write the full 40-hex SHA in its place\n"
     )
 
 
