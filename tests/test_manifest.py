@@ -729,7 +729,8 @@ def test_missing_manifest_is_rejected_with_a_hint(
     assert (res.exit_code, res.stdout) == (2, "")
     assert res.stderr == (
         f"qola: {os.path.realpath(empty_root.path)}: no qola.toml here (the top of its "
-        "repository)\nhint: create one with `qola init`, or pass --manifest PATH (or set "
+        "repository), nor does its index track a manifest (qola.toml or *qola*manifest*.toml)"
+        "\nhint: create one with `qola init`, or pass --manifest PATH (or set "
         "QOLA_MANIFEST)\n"
     )
     assert snapshot(empty_root.path) == before
