@@ -285,9 +285,11 @@ def test_legacy_abbreviated_commit_warns_and_is_expanded_from_the_root_gitlink(
     manifest = empty_root.write('[qola]\naiter_commit = "D32B0CB"\n')
     res = run_qola("verify", "--format", "json", "-m", str(manifest))
     assert res.exit_code == 1  # accepted; aiter is just not checked out
-    assert res.stderr == (
+    assert res.stderr == (  # the warning, and the fix: the SHA to write
         f"qola: warning: {manifest}:2: qola.aiter_commit: abbreviated SHA 'd32b0cb'; "
         "write the full 40-hex SHA in its place\n"
+        f"qola: {manifest}:2: qola.aiter_commit: 'd32b0cb' is {PIN} (expanded from the "
+        "root's gitlink or the checkout)\n"
     )
     assert json.loads(res.stdout)["deps"][0]["pinned"] == PIN
 

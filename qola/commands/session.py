@@ -114,6 +114,7 @@ def session(
             with gitfiles.confined(loaded.root):
                 if resolve_pins:
                     sess.deps = legacy.resolve(loaded, sess.deps, runner)
+                    _name_expanded_pins(loaded, sess.deps)
                 yield sess
     finally:
         restore_signals()
@@ -172,6 +173,17 @@ def _read_again(sess: Session) -> Manifest:
     if (again.root, again.deps) != (sess.manifest.root, sess.manifest.deps):
         return sess.manifest  # edited meanwhile: no stamp can vouch for this run's answer
     return again
+
+
+def _name_expanded_pins(manifest: Manifest, deps: tuple[Dep, ...]) -> None:
+    """The full SHA of each abbreviated pin, found here: what to write in its place."""
+    for dep in deps:
+        if dep.abbreviated_from:
+            where = f"{manifest.path}:{dep.line}" if dep.line else str(manifest.path)
+            console.note(
+                f"{where}: {dep.key}: {dep.abbreviated_from!r} is {dep.commit} (expanded from "
+                "the root's gitlink or the checkout)"
+            )
 
 
 def _tracked_manifest(common: Common) -> Path:
