@@ -310,6 +310,17 @@ class Bench:
             shutil.rmtree(root)
             return sample
 
+        def qola_fill(i: int) -> Sample:
+            # A first checkout with an empty cache of its own: what filling it costs.
+            root, empty = fresh(f"fill-{i}"), self.work / f"qola-cache-fill-{i}"
+            sample, _ = timed([(root, [*self.qola, "checkout", "--cache", str(empty)])], self.env)
+            sample.received = fx.object_bytes(root / "large" / ".git") + sum(
+                fx.object_bytes(mirror) for mirror in empty.glob("*.git")
+            )
+            shutil.rmtree(root)
+            shutil.rmtree(empty)
+            return sample
+
         variants = {
             "git clone + checkout": clone,
             "git fetch --depth 1": shallow,
@@ -317,6 +328,7 @@ class Bench:
             "qola checkout": qola,
         }
         if with_cache:
+            variants["qola checkout --cache, first fill"] = qola_fill
             # The first checkout fills the cache; untimed, as the goal is about the second.
             first = fresh("cache-fill")
             self.git.run(first, *self.qola, "checkout", "--cache", str(cache))
@@ -623,6 +635,18 @@ def evaluate(results: Results, cmake: dict[str, float] | None) -> list[Goal]:
             ratio(results, "cold", "qola checkout", anchor),
             "<=",
             0.65,
+        ),
+        Goal(
+            "--cache first fill bytes / git fetch --depth 1",
+            ratio(
+                results,
+                "cold",
+                "qola checkout --cache, first fill",
+                "git fetch --depth 1",
+                "received",
+            ),
+            "<=",
+            1.05,
         ),
         Goal(
             "--cache second checkout bytes / git clone",

@@ -618,3 +618,38 @@ def test_bump_commit_that_git_cannot_sign_names_the_signing_settings(
     assert rerun.exit_code == 0, rerun.stderr
     assert git(te_style, "log", "-1", "--format=%s").startswith("Bump lib from ")
     assert git(te_style, "rev-parse", "HEAD~1") == before
+
+
+def test_a_new_abbreviated_pin_not_fetched_is_refused_with_the_fix_not_freeze(
+    tmp_path, upstream, run_qola
+):
+    """A legacy pin moved to an abbreviated SHA the checkout lacks: `qola freeze` would write
+    the commit checked out (the old one), so the hint is to write the new one in full."""
+    root = init_repo(tmp_path / "te")
+    (root / ".gitmodules").write_text(
+        f'[submodule "lib"]\n\tpath = 3rdparty/lib\n\turl = {upstream.lib}\n'
+    )
+    git(root, "add", ".gitmodules")
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{upstream.lib_v1},3rdparty/lib")
+    manifest = root / "qola.toml"
+    manifest.write_text(f'[qola]\nnamespace = "te"\nlib_commit = "{upstream.lib_v1}"\n')
+    git(root, "add", "qola.toml")
+    git(root, "commit", "-q", "-m", "pin lib")
+    assert run_qola("checkout", "-q", "-m", str(manifest)).exit_code == 0  # depth 1: v1 only
+    short = upstream.lib_v2[:10]
+    manifest.write_text(manifest.read_text().replace(upstream.lib_v1, short))
+    before = snapshot(root)
+    for command in ("checkout", "freeze", "status"):
+        res = run_qola(command, "-m", str(manifest))
+        assert res.exit_code == 2, (command, res.stderr)
+        assert res.stderr == (
+            f"qola: warning: {manifest}:3: qola.lib_commit: abbreviated SHA {short!r}; "
+            "write the full 40-hex SHA in its place\n"
+            f"qola: {manifest}:3: qola.lib_commit: cannot expand the abbreviated SHA "
+            f"{short!r} locally (not in the root's gitlink nor in the checkout)\n"
+            "hint: write the full 40-hex SHA in its place\n"
+        )
+        assert snapshot(root) == before
+    manifest.write_text(manifest.read_text().replace(short, upstream.lib_v2))
+    assert run_qola("checkout", "-q", "-m", str(manifest)).exit_code == 0
+    assert head(root / "3rdparty" / "lib") == upstream.lib_v2

@@ -175,7 +175,8 @@ def test_manifest_search_stops_at_the_repository_top(tmp_path, run_qola):
     assert res.exit_code == 2
     assert res.stderr == (
         f"qola: {sub}: no qola.toml here or in a folder above, up to {repo} (its repository's "
-        "top)\nhint: create one with `qola init`, or pass --manifest PATH (or set QOLA_MANIFEST)\n"
+        "top), nor does its index track a manifest (qola.toml or *qola*manifest*.toml)\n"
+        "hint: create one with `qola init`, or pass --manifest PATH (or set QOLA_MANIFEST)\n"
     )
     assert snapshot(tmp_path) == before
 

@@ -182,6 +182,10 @@ def test_a_nested_repository_killed_while_a_clone_populates_it_is_finished(
         shutil.copytree(template, warm, symlinks=True)
         warmed = run_qola("checkout", "--cache", str(cache), "-m", str(warm / "qola.toml"))
         assert warmed.exit_code == 0, warmed.stderr
+        # Whole histories, as the mirrors of an older qola hold them: a repository that
+        # borrows from one gets no `shallow` file (one cut at depth 1 would share its own).
+        for url in (str(upstream.lib), str(upstream.nested)):
+            git(store.mirror_path(cache, url), "fetch", "-q", "--unshallow", url)
     calls = calls_of(wrapper, template, tmp_path / "counting" / "project", "checkout",
                      "--offline", "--cache", str(caches[0]))  # fmt: skip
     at = nth_call(calls, "checkout -f -q --detach", 1)

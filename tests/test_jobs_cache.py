@@ -151,3 +151,60 @@ def test_failed_first_clone_leaves_no_empty_parent_folder(tmp_path, upstream: Up
     assert "qola: gone: `git fetch" in res.stderr
     assert snapshot(tmp_path) == before
     assert not (root / "3rdparty").exists()
+
+
+def test_a_first_fill_of_the_cache_fetches_the_pin_one_commit_deep_nested_included(
+    tmp_path, upstream: Upstream, run_qola
+):
+    """Not the upstream's branches, tags and history: what a checkout without the cache
+    fetches, no more. The clone borrowing from the mirror sees its history cut there too."""
+    cache = tmp_path / "cache"
+    manifest = multi_project(tmp_path / "one", {"lib": (str(upstream.lib), upstream.lib_v1)})
+    res = run_qola("checkout", "--cache", str(cache), "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    mirror = store.mirror_path(cache, str(upstream.lib))
+    nested_mirror = store.mirror_path(cache, str(upstream.nested))
+    for repo, pin in ((mirror, upstream.lib_v1), (nested_mirror, upstream.nested_v1)):
+        assert git(repo, "for-each-ref", "--format=%(refname)") == store.pin_ref(pin)
+        assert git(repo, "rev-list", "--all") == pin
+        assert (repo / "shallow").read_text() == f"{pin}\n"
+    lib = manifest.parent / "3rdparty" / "lib"
+    nested = lib / "extern" / "nested"
+    for repo, pin in ((lib, upstream.lib_v1), (nested, upstream.nested_v1)):
+        assert git(repo, "rev-list", "HEAD") == pin  # a walk stops at the cut: no lost parent
+        assert git(repo, "fsck", "--connectivity-only", "--no-dangling") == ""
+    assert run_qola("verify", "-m", str(manifest)).exit_code == 0
+
+
+def test_a_pin_another_checkout_put_in_the_cache_is_checked_out_with_its_history_cut(
+    tmp_path, upstream: Upstream, run_qola
+):
+    """One folder at v1, another fills the cache with v2 (a commit whose parents the
+    mirror lacks); the first then moves to v2 from the mirror, fetching nothing, and git
+    walks its history without missing a parent."""
+    cache = tmp_path / "cache"
+    one = multi_project(tmp_path / "one", {"lib": (str(upstream.lib), upstream.lib_v1)})
+    assert run_qola("checkout", "--cache", str(cache), "-m", str(one)).exit_code == 0
+    two = multi_project(tmp_path / "two", {"lib": (str(upstream.lib), upstream.lib_v2)})
+    assert run_qola("checkout", "--cache", str(cache), "-m", str(two)).exit_code == 0
+    mirror = store.mirror_path(cache, str(upstream.lib))
+    assert sorted(git(mirror, "rev-list", "--all").split()) == sorted(
+        [upstream.lib_v1, upstream.lib_v2]
+    )
+    one.write_text(one.read_text().replace(upstream.lib_v1, upstream.lib_v2))
+    res = run_qola("checkout", "-v", "--cache", str(cache), "-m", str(one))
+    assert res.exit_code == 0, res.stderr
+    assert f"lib: {upstream.lib_v2[:12]} is present locally: no fetch" in res.stderr
+    lib = one.parent / "3rdparty" / "lib"
+    assert head(lib) == upstream.lib_v2
+    assert git(lib, "rev-list", "HEAD") == upstream.lib_v2
+    assert git(lib, "fsck", "--connectivity-only", "--no-dangling") == ""
+    assert git(lib, "count-objects").startswith("0 objects")
+    # And on to a pin neither has: fetched into the cache, one commit deep.
+    one.write_text(one.read_text().replace(upstream.lib_v2, upstream.lib_tip))
+    res = run_qola("checkout", "-v", "--cache", str(cache), "-m", str(one))
+    assert res.exit_code == 0, res.stderr
+    assert f"lib: {upstream.lib_tip[:12]} fetched into the cache" in res.stderr
+    assert git(lib, "rev-list", "HEAD") == upstream.lib_tip
+    assert run_qola("verify", "-m", str(one)).exit_code == 0
+    assert run_qola("verify", "-m", str(two)).exit_code == 0

@@ -264,7 +264,7 @@ def test_commit_that_is_not_a_full_sha_is_rejected_in_deps_form(
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: {manifest}:4: deps.aiter.commit: '{short}' is not a full commit SHA "
         "(40 hex digits, or 64 for sha256)\n"
-        f"hint: qola bump aiter --to {short}\n"
+        "hint: write the full 40-hex SHA in its place\n"
     )
 
 
@@ -285,9 +285,11 @@ def test_legacy_abbreviated_commit_warns_and_is_expanded_from_the_root_gitlink(
     manifest = empty_root.write('[qola]\naiter_commit = "D32B0CB"\n')
     res = run_qola("verify", "--format", "json", "-m", str(manifest))
     assert res.exit_code == 1  # accepted; aiter is just not checked out
-    assert res.stderr == (
+    assert res.stderr == (  # the warning, and the fix: the SHA to write
         f"qola: warning: {manifest}:2: qola.aiter_commit: abbreviated SHA 'd32b0cb'; "
-        "`qola freeze aiter` writes it in full\n"
+        "write the full 40-hex SHA in its place\n"
+        f"qola: {manifest}:2: qola.aiter_commit: 'd32b0cb' is {PIN} (expanded from the "
+        "root's gitlink or the checkout)\n"
     )
     assert json.loads(res.stdout)["deps"][0]["pinned"] == PIN
 
@@ -299,10 +301,10 @@ def test_legacy_abbreviated_commit_that_cannot_be_expanded_is_rejected(
     manifest = empty_root.write('[qola]\naiter_commit = "d32b0cb"\n')
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: warning: {manifest}:2: qola.aiter_commit: abbreviated SHA 'd32b0cb'; "
-        "`qola freeze aiter` writes it in full\n"
+        "write the full 40-hex SHA in its place\n"
         f"qola: {manifest}:2: qola.aiter_commit: cannot expand the abbreviated SHA 'd32b0cb' "
         "locally (not in the root's gitlink nor in the checkout)\n"
-        "hint: write the full SHA, or run `qola freeze aiter` in a checkout that has it\n"
+        "hint: write the full 40-hex SHA in its place\n"
     )
 
 
@@ -314,7 +316,7 @@ def test_legacy_commit_shorter_than_seven_hex_is_rejected(
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: {manifest}:2: qola.aiter_commit: 'd32b0c' is not a full commit SHA "
         "(40 hex digits, or 64 for sha256)\n"
-        "hint: qola bump aiter --to d32b0c\n"
+        "hint: write the full 40-hex SHA in its place\n"
     )
 
 
@@ -729,7 +731,8 @@ def test_missing_manifest_is_rejected_with_a_hint(
     assert (res.exit_code, res.stdout) == (2, "")
     assert res.stderr == (
         f"qola: {os.path.realpath(empty_root.path)}: no qola.toml here (the top of its "
-        "repository)\nhint: create one with `qola init`, or pass --manifest PATH (or set "
+        "repository), nor does its index track a manifest (qola.toml or *qola*manifest*.toml)"
+        "\nhint: create one with `qola init`, or pass --manifest PATH (or set "
         "QOLA_MANIFEST)\n"
     )
     assert snapshot(empty_root.path) == before

@@ -63,7 +63,7 @@ def test_manifest_only_abbreviated_pin_fails_and_is_still_compared(tmp_path, ups
     [dep] = json.loads(res.stdout)["deps"]
     assert [p["kind"] for p in dep["problems"]] == ["abbreviated", "gitlink"]
     assert dep["problems"][0]["message"] == (
-        f"the pin {short!r} is abbreviated; `qola freeze lib` writes it in full"
+        f"the pin {short!r} is abbreviated; write the full 40-hex SHA in its place"
     )
 
 

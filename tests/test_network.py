@@ -176,6 +176,36 @@ def test_daemon_refusing_sha_over_protocol_v0_falls_back_to_branches(
     assert "the server refused to send" in res.stderr
 
 
+def test_a_cache_filled_from_a_server_refusing_sha_over_protocol_v0_falls_back_to_track(
+    make_project, upstream, run_qola, monkeypatch, tmp_path
+):
+    """The mirror fetches the pin as a checkout without the cache does: by SHA, then (the
+    server refusing it) the tracked branch, and says so under -v; a second folder then
+    checks out from the cache alone."""
+    for key, value in PROTOCOL_V0.items():
+        monkeypatch.setenv(key, value)
+    cache = tmp_path / "cache"
+    with servers.git_daemon(upstream.lib.parent) as port:
+        url = f"git://127.0.0.1:{port}/{upstream.lib.name}"
+        project = make_project(pin=upstream.lib_v1)
+        point_at(project, url)
+        res = run_qola("checkout", "-v", "--cache", str(cache), "-m", str(project.manifest))
+        assert res.exit_code == 0, res.stderr
+        mirror = store.mirror_path(cache, url)
+        assert (
+            f"qola: lib: into the cache {mirror}: the server refused to send "
+            f"{upstream.lib_v1[:12]} by SHA; found it in 'main'\n"
+        ) in res.stderr
+    assert head(project.lib) == upstream.lib_v1
+    assert git(mirror, "rev-parse", store.pin_ref(upstream.lib_v1)) == upstream.lib_v1
+    second = make_project(pin=upstream.lib_v1, name="second")
+    point_at(second, url)  # the server is gone
+    res = run_qola("checkout", "--cache", str(cache), "-m", str(second.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert head(second.lib) == upstream.lib_v1
+    assert head(second.nested) == upstream.nested_v1
+
+
 def test_server_refusing_sha_searches_track_and_tags_and_no_further(
     make_project, upstream, run_qola, monkeypatch, tmp_path
 ):

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 MANIFEST_NAME = "qola.toml"
+MANIFEST_PATTERN = "*qola*manifest*.toml"  # TE's qola_manifest.toml, found in the index
+MANIFEST_NAMES = f"{MANIFEST_NAME} or {MANIFEST_PATTERN}"
 
 # What click's boolean conversion accepts from an environment variable (anything else is
 # an error there); "" is an unset flag.
@@ -92,7 +94,8 @@ MANIFEST = Spec(
     "manifest",
     ("-m", "--manifest"),
     f"The manifest file (env QOLA_MANIFEST). Default: {MANIFEST_NAME} in the current "
-    "folder or the nearest folder above it, up to the top of the git repository.",
+    "folder or the nearest folder above it, up to the top of the git repository; else "
+    f"the one {MANIFEST_NAMES} that repository's index tracks.",
     kind="file",
     envvar="QOLA_MANIFEST",
 )
@@ -207,9 +210,27 @@ def search_top(start: str) -> str:
     return top
 
 
-def manifest_note(manifest: str | Path, searched_from: str | Path | None) -> str:
-    """Which manifest a command reads, as -v says it (the no-op's words too)."""
+def is_manifest_name(path: str) -> bool:
+    """Whether a file the index tracks is a manifest a command without -m may take, when
+    no qola.toml is found upward: named qola.toml, or *qola*manifest*.toml (TE's
+    qola_manifest.toml), in any folder."""
+    import fnmatch  # lazy: the no-op imports this module, and never looks in the index
+
+    name = path.rpartition("/")[2]
+    return name == MANIFEST_NAME or fnmatch.fnmatchcase(name, MANIFEST_PATTERN)
+
+
+def manifest_note(
+    manifest: str | Path, searched_from: str | Path | None, tracked: str | None = None
+) -> str:
+    """Which manifest a command reads, as -v says it (the no-op's words too); tracked: the
+    top of the repository whose index named it."""
     path = os.path.abspath(manifest)
     if searched_from is None:
         return f"manifest: {path}"
+    if tracked is not None:
+        return (
+            f"manifest: {path} (none found upward from {searched_from}; the one the index "
+            f"of {tracked} tracks)"
+        )
     return f"manifest: {path} (searched for from {searched_from})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,7 +13,6 @@ from qola.base import console
 from qola.commands import options
 
 if TYPE_CHECKING:
-    from qola.base.errors import ManifestError
     from qola.gitrun.git import Runner
     from qola.gitrun.shim import Shim
     from qola.manifest import Dep, Manifest
@@ -84,11 +84,13 @@ def session(
     handed = _handed_over(common, handoff) if staged is None else None  # before the scrub
     git.scrub_environment()
     console.configure(common.verbose, common.quiet)
-    console.debug(options.manifest_note(common.manifest, common.searched_from))
+    tracked = None  # the top of the repository whose index named the manifest
+    if common.searched_from is not None and not os.path.isfile(common.manifest):
+        tracked = options.search_top(os.fspath(common.searched_from))
+        common = dataclasses.replace(common, manifest=_tracked_manifest(common))
+    console.debug(options.manifest_note(common.manifest, common.searched_from, tracked))
     loaded = None
     if staged is None:
-        if common.searched_from is not None and not os.path.isfile(common.manifest):
-            raise _not_found(common.searched_from)
         loaded = handed.manifest if handed else manifest.load(common.manifest, common.root)
         roots = [loaded.root]
     else:
@@ -112,6 +114,7 @@ def session(
             with gitfiles.confined(loaded.root):
                 if resolve_pins:
                     sess.deps = legacy.resolve(loaded, sess.deps, runner)
+                    _name_expanded_pins(loaded, sess.deps)
                 yield sess
     finally:
         restore_signals()
@@ -172,12 +175,30 @@ def _read_again(sess: Session) -> Manifest:
     return again
 
 
-def _not_found(start: Path) -> ManifestError:
-    """No manifest in start or above it: where qola looked, and how to make one."""
+def _name_expanded_pins(manifest: Manifest, deps: tuple[Dep, ...]) -> None:
+    """The full SHA of each abbreviated pin, found here: what to write in its place."""
+    for dep in deps:
+        if dep.abbreviated_from:
+            where = f"{manifest.path}:{dep.line}" if dep.line else str(manifest.path)
+            console.note(
+                f"{where}: {dep.key}: {dep.abbreviated_from!r} is {dep.commit} (expanded from "
+                "the root's gitlink or the checkout)"
+            )
+
+
+def _tracked_manifest(common: Common) -> Path:
+    """No qola.toml in the folder the search began in or above it: the one manifest the
+    index of the repository holding that folder tracks (options.is_manifest_name), or
+    exit 2 naming where qola looked, or listing the several it found."""
     import os
 
-    from qola.base.errors import ManifestError  # lazy: some commands only
+    from qola.base.errors import ManifestError, UsageError  # lazy: some commands only
+    from qola.gitrun import git  # lazy: only where git runs
+    from qola.gitrun.queries import tracked_files  # lazy: only where git runs
+    from qola.gitrun.shim import shim  # lazy: some commands only
 
+    start = common.searched_from
+    assert start is not None
     name, top = options.MANIFEST_NAME, Path(options.search_top(os.fspath(start)))
     if top != start:
         where = f"no {name} here or in a folder above, up to {top} (its repository's top)"
@@ -185,7 +206,18 @@ def _not_found(start: Path) -> ManifestError:
         where = f"no {name} here (the top of its repository)"
     else:
         where = f"no {name} here (outside a git repository, qola looks only here)"
-    return ManifestError(
-        str(start), where,
-        "create one with `qola init`, or pass --manifest PATH (or set QOLA_MANIFEST)",
-    )  # fmt: skip
+    found: list[str] = []
+    if os.path.lexists(top / ".git"):
+        with shim(common.safe_directory, [top]) as env:
+            files = tracked_files(git.Runner(env=env, trust=env.add, offline=True), top)
+        found = [path for path in files or () if options.is_manifest_name(path)]
+        if not found:
+            where += f", nor does its index track a manifest ({options.MANIFEST_NAMES})"
+    if len(found) == 1:
+        return top / found[0]
+    choose = "pass --manifest PATH (or set QOLA_MANIFEST)"
+    if found:
+        listed = ", ".join(found)
+        where += f", and its index tracks {len(found)} manifests: {listed}"
+        raise UsageError(str(start), where, f"{choose} to choose one")
+    raise ManifestError(str(start), where, f"create one with `qola init`, or {choose}")

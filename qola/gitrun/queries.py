@@ -205,6 +205,20 @@ def index_gitlinks(
     return links
 
 
+def tracked_files(runner: Runner, top: Path) -> list[str] | None:
+    """Every file (not gitlink) the index of the repository at top tracks, relative to top,
+    once each (a conflicted one has an entry per merge stage); None when git cannot read it."""
+    out = runner.run(top, "ls-files", "-s", "-z", check=False)
+    if out.status != 0:
+        return None
+    found: dict[str, None] = {}
+    for record in out.stdout.split("\0"):
+        meta, _, path = record.partition("\t")
+        if path and not meta.startswith("160000 "):
+            found[path] = None
+    return list(found)
+
+
 def root_gitlinks(runner: Runner, root: Path, paths: list[str]) -> dict[str, str | None]:
     """The gitlinks the root's index records at paths ({} when the root is in no repository),
     asked of git in one call.

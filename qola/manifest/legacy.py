@@ -31,6 +31,8 @@ def _resolve_one(manifest: Manifest, dep: Dep, runner: Runner) -> Dep:
         raise ManifestError(
             f"{manifest.path}:{dep.line}" if dep.line else str(manifest.path),
             f"{dep.key}: cannot expand the abbreviated SHA {dep.commit!r} locally ({why})",
-            f"write the full SHA, or run `qola freeze {dep.name}` in a checkout that has it",
+            # Not `qola freeze`: it writes what is checked out, which for a pin just moved
+            # is the old commit. A remote is asked for a commit by its full SHA only.
+            "write the full 40-hex SHA in its place",
         )
     return dataclasses.replace(dep, commit=candidates.pop(), abbreviated_from=dep.commit)

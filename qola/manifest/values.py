@@ -177,13 +177,15 @@ def commit(loader: Loader, where: str, name: str, value: str, legacy: bool) -> s
     if legacy and ABBREV_SHA.match(commit):
         loader.warnings.append(
             f"{loader.at(where)}: {where}: abbreviated SHA {commit!r}; "
-            f"`qola freeze {name}` writes it in full"
+            "write the full 40-hex SHA in its place"
         )
         return commit
     if re.fullmatch(r"[0-9a-fA-F]+", value.strip()):
+        # Not `qola bump --to` it: a remote resolves no abbreviation, and bump reads this
+        # manifest first.
         problem = f"{value!r} is not a full commit SHA (40 hex digits, or 64 for sha256)"
-    else:
-        problem = f"{value!r} is a branch or tag name, not a commit SHA"
+        raise loader.fail(where, problem, "write the full 40-hex SHA in its place")
+    problem = f"{value!r} is a branch or tag name, not a commit SHA"
     raise loader.fail(where, problem, f"qola bump {name} --to {value.strip() or 'REF'}")
 
 

@@ -314,9 +314,10 @@ def _clone_into(plan: Plan, runner: Runner, options: Options, outcome: Outcome,
         submodules.refuse_unusable(gitdir, dep.name)
     mirror = None
     if options.cache is not None and not present:
-        mirror = mirrors.ensure(
-            runner, options.cache, dep.name, dep.url, dep.commit, options.offline
-        )
+        mirror, how = mirrors.ensure(runner, options.cache, _source(dep), dep.commit,
+                                     options.offline)  # fmt: skip
+        if how is not None:
+            outcome.notes.append(f"into the cache {mirror}: {how}")
     temp = store.temp_clone(target)
     with _FOLDERS:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -357,6 +358,7 @@ def _bring_pin(
     """Make the pin present in the clone being made: there already (a reused repository),
     borrowed from the cache's mirror, or fetched (one commit deep into a new repository)."""
     if present:
+        mirrors.share_shallow(_git_dir(temp))  # a reused git dir may borrow from a mirror
         outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
     elif mirror is not None and not has_checkout(runner, temp, dep.commit):
         mirrors.borrow(gitfiles.common_dir(_git_dir(temp)), mirror)
@@ -500,15 +502,20 @@ def _remove_abandoned_clones(target: Path) -> None:
 def _ensure_commit(
     runner: Runner, worktree: Path, dep: Dep, options: Options, outcome: Outcome
 ) -> None:
+    gitdir = gitfiles.git_dir(worktree)
     if has_checkout(runner, worktree, dep.commit):
+        if gitdir is not None:
+            mirrors.share_shallow(gitdir)  # (another checkout may have put it in the mirror)
         outcome.notes.append(f"{dep.commit[:12]} is present locally: no fetch")
         return
-    gitdir = gitfiles.git_dir(worktree)
     if options.cache is not None and gitdir is not None:
         mirror = store.mirror_path(options.cache, dep.url)
         if mirrors.borrows_from(gitfiles.common_dir(gitdir), mirror):
-            mirrors.ensure(runner, options.cache, dep.name, dep.url, dep.commit, options.offline)
-            outcome.notes.append(f"{dep.commit[:12]} fetched into the cache {mirror}")
+            _, how = mirrors.ensure(runner, options.cache, _source(dep), dep.commit,
+                                    options.offline)  # fmt: skip
+            mirrors.share_shallow(gitdir)
+            how = f" ({how})" if how else ""
+            outcome.notes.append(f"{dep.commit[:12]} fetched into the cache {mirror}{how}")
             return
     _check_offline(runner, worktree, dep, options)
     shallow = gitdir is not None and gitfiles.is_shallow(gitdir)
@@ -538,8 +545,12 @@ def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -
 
 def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool) -> str:
     """Fetch only the pinned commit (fetching.py has the fallback); returns a note."""
+    console.step("fetching", f"{dep.commit[:12]}{' (depth 1)' if shallow else ''}")
+    return fetch.fetch_commit(runner, worktree, _source(dep), dep.commit, shallow)
+
+
+def _source(dep: Dep) -> fetch.Source:
+    """Where dep's pin comes from, and how its hint names the track."""
     legacy = dep.key.startswith("qola.")
     where = f"{dep.name}_track = \"…\" in [qola]" if legacy else "track = \"…\""
-    source = fetch.Source(dep.name, dep.url, dep.track, hint_track=where)
-    console.step("fetching", f"{dep.commit[:12]}{' (depth 1)' if shallow else ''}")
-    return fetch.fetch_commit(runner, worktree, source, dep.commit, shallow)
+    return fetch.Source(dep.name, dep.url, dep.track, hint_track=where)

@@ -272,6 +272,8 @@ def _populate(ctx: Context, tree: Path, link: Gitlink, path: str, url: str) -> N
         empty = gitfiles.read_head(gitdir)[0] is None
         shallow = fresh or empty or gitfiles.is_shallow(gitdir)
         _fetch_into(ctx, gitdir, gitdir, link, path, url, shallow, fresh or empty)
+    else:
+        mirrors.share_shallow(gitdir)  # a reused one may borrow the commit from a mirror
     sub_tree.mkdir(parents=True, exist_ok=True)
     submodules.connect(runner, sub_tree, gitdir, ctx.subject)
     _force_checkout(ctx, sub_tree, link.sha, path)
@@ -309,6 +311,9 @@ def _obtain(
     """Make the gitlink's commit present: already there, from the cache, or fetched by SHA."""
     runner = ctx.runner
     if has_checkout(runner, sub_tree, link.sha):
+        gitdir = gitfiles.git_dir(sub_tree)
+        if gitdir is not None:
+            mirrors.share_shallow(gitdir)  # (another checkout may have put it in the mirror)
         return
     failed = ctx.prefetched.get(path)
     if failed is not None:
@@ -332,10 +337,15 @@ def _fetch_into(
         mirror = store.mirror_path(ctx.cache, url)
         common = gitfiles.common_dir(gitdir)
         if fresh or mirrors.borrows_from(common, mirror):
-            mirrors.ensure(runner, ctx.cache, ctx.subject, url, link.sha, ctx.offline)
+            source = fetch.Source(ctx.subject, url, hint_track="")
+            env = fetch.nested_environment()  # as the fetch without the cache below
+            _, how = mirrors.ensure(runner, ctx.cache, source, link.sha, ctx.offline, env=env)
             if fresh:
                 mirrors.borrow(common, mirror)
-            ctx.notes.append(f"{safetext.path(path)}: {link.sha[:12]} from the cache {mirror}")
+            else:
+                mirrors.share_shallow(common)
+            how = f" ({how})" if how else ""
+            ctx.notes.append(f"{safetext.path(path)}: {link.sha[:12]} from the cache {mirror}{how}")
             return
     if ctx.offline:
         raise GitError(

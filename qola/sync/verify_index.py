@@ -102,8 +102,7 @@ def _check_one(dep: Dep, links: dict[str, str | None]) -> DepReport:
         problems.append(
             Problem(
                 ABBREVIATED,
-                f"the pin {dep.commit!r} is abbreviated; `qola freeze {dep.name}` writes it "
-                "in full",
+                f"the pin {dep.commit!r} is abbreviated; write the full 40-hex SHA in its place",
             )
         )
         if link is not None and link.startswith(dep.commit):
