@@ -18,7 +18,7 @@ from qola.manifest import Dep
 from qola.repo import gitfiles, store
 from qola.sync import complete, fetch, ignored, mirrors, nested, patches, recovery, submodules
 from qola.sync.local_work import LocalWork, observe_local_work
-from qola.sync.observe import DepState, gitlinks, submodule_states
+from qola.sync.observe import DepState, gitlinks, own_series, submodule_states
 from qola.sync.patches import Series
 from qola.sync.plan import Options, Plan
 from qola.sync.protect import back_up
@@ -57,11 +57,11 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     move_head = plan.move_head
     target = state.wanted
     found = None
-    if state.patched and target is None and state.head is not None:
+    own, known = _own(runner, state)
+    if own is not None and known and target is None and state.head is not None:
         # The series' result is not remembered here. HEAD may be it all the same (qola's
         # memory lost): worked out in a scratch store, so a refusal below writes nothing.
-        found = already_patched(runner, state.worktree, dep.commit, state.series[""],
-                                state.head, dep.name)  # fmt: skip
+        found = already_patched(runner, state.worktree, dep.commit, own, state.head, dep.name)
         target = found.head if found else None
         move_head = found is None
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
@@ -77,8 +77,8 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     recovery.begin(state.worktree, state.head, target if move_head else state.head)
     if work.dirty or work.unsaved:
         outcome.notes.extend(back_up(runner, plan, work))
-    if found is not None and state.gitdir is not None:
-        patches.remember(state.gitdir, state.series[""], found)
+    if found is not None and own is not None and state.gitdir is not None:
+        patches.remember(state.gitdir, own, found)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
     # The exception is a repository with no index in which nothing differs from HEAD
@@ -86,9 +86,17 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     # keep its "deleted" files.
     if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
+        if not known:  # the pin's gitlinks, which the split needs, are here now
+            own, _ = _own(runner, state)
+            target = None
         if target is None:
-            target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
+            target = (
+                _build(runner, state.worktree, dep, own, dep.commit, outcome)
+                if own is not None
+                else dep.commit
+            )
             recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
+        _check_nested_patches(runner, state, target)
         ctx = _nested_context(runner, dep, options)
         nested_ways = nested.ways(ctx, state.worktree, target, _url(runner, state.worktree, dep))
         _clear_ways(runner, dep, [*_own_way(runner, state, target), *nested_ways], options,
@@ -105,20 +113,48 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         keep_pin(runner, state.worktree, target, dep.name)
         # The line it ends names the pin already (`lib 3rdparty/lib d32b0cb62ecc ...`).
-        series = state.series.get("")
-        patched = f" + {count(len(series.patches), 'patch', 'patches')}" if series else ""
+        patched = f" + {count(len(own.patches), 'patch', 'patches')}" if own else ""
         outcome.actions.append(f"checked out{patched}")
         outcome.did.append("moved")
     if plan.initialise:
         _initialise_in_root(runner, state.worktree, dep, outcome)
     if plan.update_submodules:
         head = target if move_head and target else state.head
+        if head is not None and not move_head:
+            _check_nested_patches(runner, state, head)
         if head is not None:
             _nested_at(runner, state, head, move_head, options, outcome)
     if plan.update_submodules or move_head:
         _patch_nested(runner, state.worktree, dep, state.series, options, outcome)
     recovery.end(state.worktree)
     return outcome
+
+
+def _own(runner: Runner, state: DepState) -> tuple[Series | None, bool]:
+    """The dependency's own series, split at the nested submodules its pin records (read
+    with git, and remembered, where observe had no record of them), and whether known."""
+    dep = state.dep
+    return own_series(runner, dep, state.series, state.worktree, state.gitdir, True)
+
+
+def _check_nested_patches(runner: Runner, state: DepState, head: str) -> None:
+    """Build, in a scratch store, each nested series whose result is not known yet on the
+    gitlink it will go on (where that commit is here): a patch that does not apply stops
+    the run before the dependency or a nested submodule moves."""
+    if state.gitdir is None or not state.submodules:
+        return
+    links = gitlinks(runner, state.worktree, state.gitdir, head, write_cache=True) or []
+    pinned = {link.path: link.sha for link in links}
+    todo = [s for s in state.submodules if pinned.get(s.path) == s.expected]
+    while todo:
+        sub = todo.pop(0)
+        tree = state.worktree / sub.path
+        if sub.series is not None and sub.target is None:
+            if sub.head is None or not has_checkout(runner, tree, sub.expected):
+                continue  # fetched later: it is built (or stops) then
+            patches.build(runner, tree, sub.expected, sub.series, state.dep.name, scratch=True)
+        if sub.head == sub.wanted:  # its own gitlinks stay where they are
+            todo.extend(sub.children)
 
 
 def _nested_at(
@@ -210,27 +246,39 @@ def _patch_nested(
     runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], options: Options,
     outcome: Outcome,
 ) -> None:
-    """Put each nested submodule's series on top of its gitlink (parents first)."""
-    for one in [s for repo, s in series.items() if repo]:
+    """Put each nested submodule's series on top of its gitlink (parents first): the
+    patches of its folder, and the parts of the patches above it that reach into it."""
+    if not dep.submodules or not (any(series) or patches.reaches(series, "", deeper=True)):
+        return
+    done: set[str] = set()
+    while True:
         gitdir = gitfiles.git_dir(worktree)
         head = gitfiles.read_head(gitdir)[0] if gitdir else None
+        # Read again after each submodule is patched: a patch may move the gitlinks below.
         links = (
-            submodule_states(runner, worktree, gitdir, head, write_cache=False)
+            submodule_states(runner, worktree, gitdir, head, True, series, "", dep.name)
             if gitdir and head
             else None
         )
         found = {s.path: s for top in links or () for s in top.walk()}
-        sub = found.get(one.repo)
-        if sub is None or sub.head is None:
-            raise _not_a_submodule(dep, one.repo)
-        tree = worktree / one.repo
+        for repo in series:
+            if repo and (found.get(repo) is None or found[repo].head is None):
+                raise _not_a_submodule(dep, repo)
+        todo = [(s, s.series) for s in found.values() if s.series and s.path not in done]
+        if not todo:
+            return
+        sub, one = todo[0]
+        done.add(sub.path)
+        if sub.head is None:
+            raise _not_a_submodule(dep, sub.path)
+        tree = worktree / sub.path
         target = _build(runner, tree, dep, one, sub.expected, outcome)
         if sub.head != target:
             # A patch may add a file the nested repository ignores (and the user keeps
             # something at): the same local work as in any other checkout's way.
-            way = ignored.of(runner, tree, target, dep.name, f"{dep.path}/{one.repo}", one.repo)
+            way = ignored.of(runner, tree, target, dep.name, f"{dep.path}/{sub.path}", sub.path)
             _clear_ways(runner, dep, [way] if way else [], options, outcome)
-            complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{one.repo}",
+            complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{sub.path}",
                               "checkout", "-q", "--detach", target)  # fmt: skip
         keep_pin(runner, tree, target, dep.name)
 
@@ -370,8 +418,10 @@ def _check_out_clone(
     submodules' context."""
     dep = plan.state.dep
     head = dep.commit
-    if "" in plan.state.series:
-        head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
+    # The split by nested submodule needs the pin's gitlinks: known once it is fetched.
+    own, _ = own_series(runner, dep, plan.state.series, temp, _git_dir(temp), True)
+    if own is not None:
+        head = _build(runner, temp, dep, own, dep.commit, outcome)
     # The nested submodules' commits are fetched while the files are written.
     ctx = _nested_context(runner, dep, options)
     ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None

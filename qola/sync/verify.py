@@ -20,7 +20,14 @@ from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
 from qola.sync import patches
 from qola.sync.local_work import half_made_changes, status
-from qola.sync.observe import DepState, SubmoduleState, observe, override_dir, submodule_states
+from qola.sync.observe import (
+    DepState,
+    SubmoduleState,
+    observe,
+    override_dir,
+    own_series,
+    submodule_states,
+)
 from qola.sync.patches import Series, SeriesError
 
 # Kinds of problem. Only `overridden` is not a failure.
@@ -212,7 +219,8 @@ def _commit_problems(
     """(HEAD, whether it is where the pin and its patches put it); a commit that is not,
     first in problems."""
     head = state.head or head_sha(runner, state.worktree)
-    top = state.series.get("")
+    # The split by nested submodule read with git where no record of it was found.
+    top = own_series(runner, dep, state.series, state.worktree, state.gitdir, False)[0]
     at_target = head is not None and head == state.wanted
     problem = None
     if top is not None and head is not None and not at_target:
@@ -246,7 +254,8 @@ def _submodule_problems(
     if dep.submodules:
         # The gitlinks of the commit HEAD should be at (patches may change them).
         source = head if at_target and head else dep.commit
-        found = submodule_states(runner, state.worktree, gitdir, source, False, state.series)
+        found = submodule_states(runner, state.worktree, gitdir, source, False, state.series,
+                                 "", dep.name)  # fmt: skip
         if found is None and at_target:
             problems.append(Problem(SUBMODULE, "cannot read the pinned commit's submodules"))
         submodules = found or ()
@@ -314,7 +323,7 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
         return [_uninitialised(sub), *rest]
     if sub.at_target:
         return []
-    series = state.series.get(sub.path)
+    series = sub.series
     if series is not None:
         tree = state.worktree / sub.path
         ok, problem = _check_series(runner, tree, sub.expected, sub.head, series, state)

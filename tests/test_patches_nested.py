@@ -1,0 +1,231 @@
+"""Patches that reach into a nested submodule, on a project shaped like TransformerEngine:
+a dependency aiter with the nested submodule 3rdparty/composable_kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from repos import commit_file, git, head, init_repo, snapshot, without_noop_stamps
+
+CK = "3rdparty/composable_kernel"
+SERIES = "patches/aiter"
+
+
+@dataclass(frozen=True)
+class Aiter:
+    """aiter, pinning composable_kernel at ck_pin, and the patch texts made against them."""
+
+    ck: Path
+    aiter: Path
+    ck_pin: str
+    pin: str
+    mixed: str  # a format-patch mail changing aiter.py and, inside CK, include/x.hpp
+    ck_only: str  # a plain diff (no headers) from aiter, changing only CK's include/y.hpp
+    ck_mail: str  # headers only (no `From <sha>` line), made in CK: README
+    ck_broken: str  # a plain diff from aiter whose CK part expects what x.hpp does not have
+
+
+def _submodule_diff(work: Path, *args: str) -> str:
+    return git(work, "-c", "diff.submodule=diff", *args) + "\n"
+
+
+@pytest.fixture(scope="session")
+def aiter(tmp_path_factory: pytest.TempPathFactory) -> Aiter:
+    base = tmp_path_factory.mktemp("aiter-upstream")
+    ck = init_repo(base / "composable_kernel")
+    commit_file(ck, "include/x.hpp", "int x = 1;\n")
+    commit_file(ck, "include/y.hpp", "int y = 1;\n")
+    ck_pin = commit_file(ck, "README", "composable kernel\n")
+    upstream = init_repo(base / "aiter")
+    commit_file(upstream, "aiter.py", "print('aiter')\n")
+    git(upstream, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(ck), CK)
+    git(upstream, "commit", "-q", "-m", "add composable_kernel")
+    pin = head(upstream)
+
+    work = base / "work"
+    git(base, "-c", "protocol.file.allow=always", "clone", "-q", "--recurse-submodules",
+        str(upstream), str(work))  # fmt: skip
+    # A patch of both repositories: `git diff --submodule=diff` shows the submodule's
+    # changes inline, under its path; format-patch does not, so that part is added in.
+    (work / "aiter.py").write_text("print('aiter, fixed')\n")
+    (work / CK / "include/x.hpp").write_text("int x = 2;\n")
+    inline = _submodule_diff(work, "diff", "--", CK)
+    git(work, "commit", "-q", "-m", "aiter+ck: fix the build",
+        "-m", "Why: upstream has not merged it.", "aiter.py")  # fmt: skip
+    mail = git(work, "format-patch", "-1", "--stdout") + "\n"
+    at = mail.index("diff --git a/aiter.py")
+    mixed = mail[:at] + inline[inline.index("diff --git"):] + mail[at:]
+    git(work / CK, "checkout", "-q", "--", ".")
+    (work / CK / "include/y.hpp").write_text("int y = 2;\n")
+    ck_only = _submodule_diff(work, "diff")
+    git(work / CK, "checkout", "-q", "--", ".")
+    (work / CK / "include/x.hpp").write_text("int x = 3;\n")
+    broken = _submodule_diff(work, "diff").replace("-int x = 1;", "-int x = 7;")
+    git(work / CK, "checkout", "-q", "--", ".")
+    (work / CK / "README").write_text("composable kernel, tuned\n")
+    ck_mail = "From: Someone <someone@example.com>\nSubject: [PATCH] ck: tune the README\n\n"
+    ck_mail += git(work / CK, "diff") + "\n"
+    return Aiter(ck, upstream, ck_pin, pin, mixed, ck_only, ck_mail, broken)
+
+
+@dataclass(frozen=True)
+class Root:
+    root: Path
+    manifest: Path
+
+    @property
+    def aiter(self) -> Path:
+        return self.root / "3rdparty" / "aiter"
+
+    @property
+    def ck(self) -> Path:
+        return self.aiter / CK
+
+
+def _root(tmp_path: Path, text: str, patches: dict[str, str]) -> Root:
+    root = init_repo(tmp_path / "te")
+    (root / "qola.toml").write_text(text)
+    (root / ".gitignore").write_text("/3rdparty/\n")
+    for name, body in patches.items():
+        (root / SERIES / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / SERIES / name).write_text(body)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "pins")
+    return Root(root, root / "qola.toml")
+
+
+def _tables(aiter: Aiter) -> str:
+    return (
+        f'[deps.aiter]\npath = "3rdparty/aiter"\nurl = "{aiter.aiter}"\n'
+        f'commit = "{aiter.pin}"\npatches = "{SERIES}"\n'
+    )
+
+
+def _verify(run_qola, root: Root) -> tuple[int, list[tuple[str, str]]]:
+    res = run_qola("verify", "--format", "json", "-m", str(root.manifest))
+    found = json.loads(res.stdout)["deps"]
+    return res.exit_code, [(p["kind"], p["message"]) for dep in found for p in dep["problems"]]
+
+
+def _subjects(repo: Path, count: int) -> list[str]:
+    return git(repo, "log", f"-{count}", "--format=%s").splitlines()
+
+
+@pytest.fixture
+def split(tmp_path, aiter: Aiter, run_qola) -> Root:
+    """aiter checked out with a patch that reaches into CK and one only for CK."""
+    patches = {"0001-mixed.patch": aiter.mixed, "0002-ck.patch": aiter.ck_only}
+    root = _root(tmp_path, _tables(aiter), patches)
+    res = run_qola("checkout", "-m", str(root.manifest))
+    assert res.exit_code == 0, res.stderr
+    return root
+
+
+def test_patch_reaching_into_a_nested_submodule_is_applied_there(split, aiter, run_qola):
+    assert git(split.aiter, "rev-parse", "HEAD~1") == aiter.pin
+    assert _subjects(split.aiter, 1) == ["aiter+ck: fix the build"]
+    assert (split.aiter / "aiter.py").read_text() == "print('aiter, fixed')\n"
+    # In the nested submodule: each patch's part there, in patch order, paths stripped.
+    assert git(split.ck, "rev-parse", "HEAD~2") == aiter.ck_pin
+    assert _subjects(split.ck, 2) == ["Apply 0002-ck.patch", "aiter+ck: fix the build"]
+    assert git(split.ck, "log", "-1", "--format=%B", "HEAD~1") == (
+        "aiter+ck: fix the build\n\nWhy: upstream has not merged it.\n\n"
+        "Qola-Patch: 0001-mixed.patch"
+    )
+    assert (split.ck / "include/x.hpp").read_text() == "int x = 2;\n"
+    assert (split.ck / "include/y.hpp").read_text() == "int y = 2;\n"
+    assert _verify(run_qola, split) == (0, [])
+
+
+def test_split_series_second_checkout_is_a_noop_that_runs_no_git(split, tmp_path):
+    before = snapshot(split.root)
+    bindir = tmp_path / "bin-without-git"
+    bindir.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "qola.cli", "checkout", "-m", str(split.manifest)],
+        env={**os.environ, "PATH": str(bindir)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith("up to date\n")
+    assert without_noop_stamps(snapshot(split.root)) == before
+
+
+def test_split_series_not_applied_in_the_nested_submodule_is_reported(split, aiter, run_qola):
+    git(split.ck, "checkout", "-q", "--detach", aiter.ck_pin)
+    assert _verify(run_qola, split) == (1, [
+        ("patches", f"{CK}: the patch series is not applied (0001-mixed.patch, 0002-ck.patch)"),
+    ])  # fmt: skip
+    res = run_qola("checkout", "-m", str(split.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert (split.ck / "include/x.hpp").read_text() == "int x = 2;\n"
+    assert _verify(run_qola, split) == (0, [])
+
+
+def test_split_part_that_does_not_apply_stops_with_exit_3_and_changes_nothing(
+    split, aiter, run_qola
+):
+    (split.root / SERIES / "0003-broken.patch").write_text(aiter.ck_broken)
+    before = snapshot(split.root)
+    res = run_qola("checkout", "-m", str(split.manifest))
+    assert res.exit_code == 3
+    assert (
+        f"qola: aiter: patch 0003-broken.patch does not apply to {CK} at "
+        f"{aiter.ck_pin[:12]}:\n"
+    ) in res.stderr
+    assert "error: patch failed: include/x.hpp:1" in res.stderr
+    assert "hint: refresh the patch against the pinned commit" in res.stderr
+    assert snapshot(split.root) == before
+    code, problems = _verify(run_qola, split)
+    assert code == 1
+    assert [kind for kind, _ in problems] == ["patches"]
+    assert "0003-broken.patch does not apply" in problems[0][1]
+
+
+def test_legacy_manifest_sub_folder_and_split_patch_share_the_nested_series(
+    tmp_path, aiter, run_qola
+):
+    """Both layouts at once, with the legacy [qola] form: the parts of the dependency's
+    patches first, then the sub-folder's; a mail without its `From <sha>` line still
+    gives its Subject."""
+    patches = {"0001-mixed.patch": aiter.mixed, f"{CK}/0001-tune.patch": aiter.ck_mail}
+    text = f'[qola]\naiter_commit = "{aiter.pin}"\npatches_dir = "{SERIES}"\n'
+    root = _root(tmp_path, text, patches)
+    git(root.root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "-f",
+        str(aiter.aiter), "3rdparty/aiter")  # fmt: skip
+    git(root.root, "commit", "-q", "-m", "aiter")
+    res = run_qola("checkout", "-m", str(root.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert _subjects(root.ck, 2) == ["ck: tune the README", "aiter+ck: fix the build"]
+    assert git(root.ck, "rev-parse", "HEAD~2") == aiter.ck_pin
+    assert git(root.ck, "log", "-1", "--format=%B") == (
+        f"ck: tune the README\n\nQola-Patch: {CK}/0001-tune.patch"
+    )
+    assert (root.ck / "README").read_text() == "composable kernel, tuned\n"
+    assert _subjects(root.aiter, 1) == ["aiter+ck: fix the build"]
+    assert _verify(run_qola, root) == (0, [])
+
+
+def test_nested_patch_with_submodules_off_says_why_it_does_not_apply(tmp_path, aiter, run_qola):
+    text = _tables(aiter) + "submodules = false\n"
+    root = _root(tmp_path, text, {"0001-mixed.patch": aiter.mixed})
+    before = snapshot(root.root)
+    res = run_qola("checkout", "-m", str(root.manifest))
+    assert res.exit_code == 3
+    assert f"qola: aiter: patch 0001-mixed.patch does not apply to {aiter.pin[:12]}:\n" in (
+        res.stderr
+    )
+    assert f"error: {CK}/include/x.hpp: does not exist in index" in res.stderr
+    assert (
+        f"hint: {CK}/include/x.hpp lies inside {CK}, a nested submodule that qola does not "
+        "check out (submodules = false, or update = none in .gitmodules)"
+    ) in res.stderr
+    assert snapshot(root.root) == before
