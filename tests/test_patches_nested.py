@@ -229,3 +229,42 @@ def test_nested_patch_with_submodules_off_says_why_it_does_not_apply(tmp_path, a
         "check out (submodules = false, or update = none in .gitmodules)"
     ) in res.stderr
     assert snapshot(root.root) == before
+
+
+_CROSSING = (
+    "diff --git a/aiter.py b/3rdparty/composable_kernel/aiter.py\n"
+    "similarity index 100%\nrename from aiter.py\nrename to 3rdparty/composable_kernel/aiter.py\n"
+)
+_MISSING = (
+    "diff --git a/tools/gone.py b/tools/gone.py\n--- a/tools/gone.py\n+++ b/tools/gone.py\n"
+    "@@ -1 +1 @@\n-old\n+new\n"
+)
+
+
+def test_patch_moving_a_file_into_a_nested_submodule_is_refused_and_changes_nothing(
+    split, aiter, run_qola
+):
+    (split.root / SERIES / "0003-cross.patch").write_text(_CROSSING)
+    before = snapshot(split.root)
+    res = run_qola("checkout", "-m", str(split.manifest))
+    assert res.exit_code == 2
+    assert (
+        "qola: aiter: patch 0003-cross.patch renames or copies a file across a nested "
+        f"submodule's boundary ({CK}/aiter.py, aiter.py)\nhint: split the patch in two\n"
+    ) in res.stderr
+    assert snapshot(split.root) == before
+
+
+def test_patch_of_a_file_the_pin_lacks_says_so_and_changes_nothing(split, aiter, run_qola):
+    (split.root / SERIES / "0003-missing.patch").write_text(_MISSING)
+    before = snapshot(split.root)
+    res = run_qola("checkout", "-m", str(split.manifest))
+    assert res.exit_code == 3
+    assert f"qola: aiter: patch 0003-missing.patch does not apply to {aiter.pin[:12]}:\n" in (
+        res.stderr
+    )
+    assert (
+        f"hint: {aiter.pin[:12]} has no file tools/gone.py: refresh the patch against the "
+        "pinned commit (git format-patch), or remove it\n"
+    ) in res.stderr
+    assert snapshot(split.root) == before
