@@ -268,3 +268,74 @@ def test_patch_of_a_file_the_pin_lacks_says_so_and_changes_nothing(split, aiter,
         "pinned commit (git format-patch), or remove it\n"
     ) in res.stderr
     assert snapshot(split.root) == before
+
+
+def _change(path: str, old: str, new: str) -> str:
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -1 +1 @@\n-{old}\n+{new}\n"
+    )
+
+
+def _deep_root(tmp_path: Path, deep, patches: dict[str, str]) -> Root:
+    root = init_repo(tmp_path / "root")
+    (root / "qola.toml").write_text(
+        f'[deps.top]\npath = "3rdparty/top"\nurl = "{deep.top}"\ncommit = "{deep.top_v1}"\n'
+        'patches = "patches/top"\n'
+    )
+    for name, text in patches.items():
+        (root / "patches/top" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "patches/top" / name).write_text(text)
+    return Root(root, root / "qola.toml")
+
+
+def test_patched_submodule_two_levels_deep_is_neither_dirty_nor_local_work(
+    tmp_path, deep, run_qola
+):
+    """git counts a nested submodule's new commits as modified content of its parent:
+    qola's own patch commits two levels down are looked at on their own."""
+    mid_txt = _change("mid.txt", "mid 1", "mid 1, patched")
+    project = _deep_root(tmp_path, deep, {
+        "extern/mid/0001-mid.patch": mid_txt,
+        "extern/mid/extern/deep/0001-deep.patch": _change("deep.txt", "deep 1", "deep 1, ok"),
+    })  # fmt: skip
+    assert run_qola("checkout", "-m", str(project.manifest)).exit_code == 0
+    assert _verify(run_qola, project) == (0, [])
+    folder = project.root / "patches/top/extern/mid/extern/deep"
+    (folder / "0001-deep.patch").write_text(_change("deep.txt", "deep 1", "deep 1, redone"))
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    deep_txt = project.root / "3rdparty/top/extern/mid/extern/deep/deep.txt"
+    assert deep_txt.read_text() == "deep 1, redone\n"
+    assert _verify(run_qola, project) == (0, [])
+
+
+def test_patch_reaching_two_submodules_deep_is_applied_at_each_level(tmp_path, deep, run_qola):
+    patch = "From: Someone <someone@example.com>\nSubject: three levels\n\n" + "".join([
+        _change("top.txt", "top 1", "top 1, patched"),
+        _change("extern/mid/mid.txt", "mid 1", "mid 1, patched"),
+        _change("extern/mid/extern/deep/deep.txt", "deep 1", "deep 1, patched"),
+    ])  # fmt: skip
+    project = _deep_root(tmp_path, deep, {"0001-levels.patch": patch})
+    root = project.root
+    top = root / "3rdparty/top"
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    for repo, base, name in [
+        (top, deep.top_v1, "top.txt"),
+        (top / "extern/mid", deep.mid_v1, "mid.txt"),
+        (top / "extern/mid/extern/deep", deep.deep_v1, "deep.txt"),
+    ]:
+        assert git(repo, "rev-parse", "HEAD~1") == base
+        assert _subjects(repo, 1) == ["three levels"]
+        assert (repo / name).read_text().endswith(", patched\n")
+    assert _verify(run_qola, project) == (0, [])
+    before = snapshot(root)
+    assert run_qola("checkout", "-m", str(project.manifest)).exit_code == 0
+    assert without_noop_stamps(snapshot(root)) == without_noop_stamps(before)
+    # The patch changed: qola's own commits at every level are no unsaved work.
+    (root / "patches/top/0001-levels.patch").write_text(patch.replace("patched", "redone"))
+    res = run_qola("checkout", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert (top / "extern/mid/extern/deep/deep.txt").read_text() == "deep 1, redone\n"
+    assert _verify(run_qola, project) == (0, [])

@@ -19,7 +19,7 @@ from qola.gitrun.queries import head_sha
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
 from qola.sync import patches
-from qola.sync.local_work import half_made_changes, status
+from qola.sync.local_work import StatusEntry, half_made_changes, status
 from qola.sync.observe import (
     DepState,
     SubmoduleState,
@@ -194,7 +194,8 @@ def _check_one(
     if not any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
         # Not below a refused nested submodule: git stops on it when it looks for changes
         # ("cannot chdir", "not a git repository"), and its problem fails the dependency.
-        problems.extend(_local_changes(runner, dep, state, strict))
+        patched = frozenset(s.path for top in submodules for s in top.walk() if s.patched)
+        problems.extend(_local_changes(runner, dep, state, strict, patched))
     return DepReport(dep, where, head, tuple(problems), submodules)
 
 
@@ -269,8 +270,11 @@ def _submodule_problems(
     return submodules
 
 
-def _local_changes(runner: Runner, dep: Dep, state: DepState, strict: bool) -> list[Problem]:
-    """What differs in the dependency's files from its HEAD (untracked files with strict)."""
+def _local_changes(
+    runner: Runner, dep: Dep, state: DepState, strict: bool, patched: frozenset[str]
+) -> list[Problem]:
+    """What differs in the dependency's files from its HEAD (untracked files with strict);
+    patched: the nested submodules that carry a patch series."""
     problems = []
     if state.half_made:
         # With no index git sees every file as a staged deletion: what differs is what
@@ -282,7 +286,7 @@ def _local_changes(runner: Runner, dep: Dep, state: DepState, strict: bool) -> l
                 problems.append(Problem(DIRTY, f"{path}: {kind}", path))
         return problems
     try:
-        entries = status(runner, state.worktree, dep.name, untracked=strict)
+        entries = _status(runner, state.worktree, dep.name, strict, patched)
     except GitError as error:
         # A nested submodule git cannot look into (with submodules = false nothing above
         # checked it) is a problem of the tree, not a failed command: say what git said,
@@ -304,6 +308,23 @@ def _local_changes(runner: Runner, dep: Dep, state: DepState, strict: bool) -> l
     for path, how in hidden_changes(runner, state.worktree, dep.name):
         problems.append(Problem(DIRTY, f"{safetext.path(path)}: {how}", path))
     return problems
+
+
+def _status(
+    runner: Runner, tree: Path, subject: str, strict: bool, patched: frozenset[str],
+    prefix: str = "",
+) -> list[StatusEntry]:
+    """git status of tree; a nested submodule above a patched one looked into instead:
+    git counts the new commits of a submodule inside it (its series) as modified
+    content, though each is checked against its series on its own."""
+    found = []
+    for entry in status(runner, tree, subject, untracked=strict):
+        path = prefix + entry.path
+        if entry.is_submodule and entry.modified and any(p.startswith(path + "/") for p in patched):
+            found += _status(runner, tree / entry.path, subject, strict, patched, path + "/")
+        else:
+            found.append(replace(entry, path=path))
+    return found
 
 
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
