@@ -339,3 +339,20 @@ def test_patch_reaching_two_submodules_deep_is_applied_at_each_level(tmp_path, d
     assert res.exit_code == 0, res.stderr
     assert (top / "extern/mid/extern/deep/deep.txt").read_text() == "deep 1, redone\n"
     assert _verify(run_qola, project) == (0, [])
+
+
+def test_refusal_over_local_work_writes_nothing_while_it_works_out_the_split(
+    split, aiter, run_qola
+):
+    """The split needs the pin's gitlinks; with qola's record of them gone they are read
+    with git, and a checkout that then refuses (exit 4) records nothing."""
+    for record in (split.aiter / ".git" / "qola" / "commits").iterdir():
+        record.unlink()
+    edited = aiter.mixed.replace("aiter, fixed", "aiter, fixed again")
+    (split.root / SERIES / "0001-mixed.patch").write_text(edited)
+    (split.aiter / "aiter.py").write_text("mine\n")
+    before = snapshot(split.root)
+    res = run_qola("checkout", "-m", str(split.manifest))
+    assert res.exit_code == 4, res.stderr
+    assert "uncommitted: 3rdparty/aiter/aiter.py (modified)" in res.stderr
+    assert snapshot(split.root) == before

@@ -57,7 +57,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     move_head = plan.move_head
     target = state.wanted
     found = None
-    own, known = _own(runner, state)
+    own, known = _own(runner, state, write=False)  # a refusal below writes nothing
     if own is not None and known and target is None and state.head is not None:
         # The series' result is not remembered here. HEAD may be it all the same (qola's
         # memory lost): worked out in a scratch store, so a refusal below writes nothing.
@@ -86,9 +86,10 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     # keep its "deleted" files.
     if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
-        if not known:  # the pin's gitlinks, which the split needs, are here now
-            own, _ = _own(runner, state)
-            target = None
+        # The pin's gitlinks, which the split needs, are here now: remembered for the no-op.
+        own, was_known = _own(runner, state, write=True)
+        if not known:
+            known, target = was_known, None
         if target is None:
             target = (
                 _build(runner, state.worktree, dep, own, dep.commit, outcome)
@@ -130,22 +131,24 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     return outcome
 
 
-def _own(runner: Runner, state: DepState) -> tuple[Series | None, bool]:
+def _own(runner: Runner, state: DepState, write: bool) -> tuple[Series | None, bool]:
     """The dependency's own series, split at the nested submodules its pin records (read
-    with git, and remembered, where observe had no record of them), and whether known."""
+    with git, and with write remembered, where observe had no record of them), and
+    whether that split is known."""
     dep = state.dep
-    return own_series(runner, dep, state.series, state.worktree, state.gitdir, True)
+    return own_series(runner, dep, state.series, state.worktree, state.gitdir, write)
 
 
 def _check_nested_patches(runner: Runner, state: DepState, head: str) -> None:
     """Build, in a scratch store, each nested series whose result is not known yet on the
     gitlink it will go on (where that commit is here): a patch that does not apply stops
     the run before the dependency or a nested submodule moves."""
-    if state.gitdir is None or not state.submodules:
+    subs = [s for top in state.submodules or () for s in top.walk()]
+    if state.gitdir is None or not any(s.series and s.target is None for s in subs):
         return
-    links = gitlinks(runner, state.worktree, state.gitdir, head, write_cache=True) or []
+    links = gitlinks(runner, state.worktree, state.gitdir, head, write_cache=False) or []
     pinned = {link.path: link.sha for link in links}
-    todo = [s for s in state.submodules if pinned.get(s.path) == s.expected]
+    todo = [s for s in state.submodules or () if pinned.get(s.path) == s.expected]
     while todo:
         sub = todo.pop(0)
         tree = state.worktree / sub.path
