@@ -32,14 +32,23 @@ class CrossingError(ValueError):
     """A section whose files lie in two repositories (a rename across a submodule's edge)."""
 
 
-def sections(data: bytes) -> tuple[bytes, list[bytes]]:
+# Each patch is read by several questions (does it reach below a path? its part?) on
+# every look, the no-op's included: its sections and their paths are worked out once.
+_READ: dict[bytes, tuple[bytes, list[tuple[bytes, frozenset[str]]]]] = {}
+
+
+def sections(data: bytes) -> tuple[bytes, list[tuple[bytes, frozenset[str]]]]:
     """The text before a patch's first `diff --git` (a mail's headers and message), and
-    each file's section; no sections for a diff that is not in git's form."""
-    starts = [match.start() for match in _SECTION.finditer(data)]
-    if not starts:
-        return data, []
-    ends = [*starts[1:], len(data)]
-    return data[: starts[0]], [data[a:b] for a, b in zip(starts, ends, strict=True)]
+    each file's section with the paths it names; no sections for a diff that is not in
+    git's form."""
+    found = _READ.get(data)
+    if found is None:
+        starts = [match.start() for match in _SECTION.finditer(data)]
+        ends = [*starts[1:], len(data)]
+        cut = [data[a:b] for a, b in zip(starts, ends, strict=True)]
+        found = data[: starts[0]] if starts else data, [(c, frozenset(paths(c))) for c in cut]
+        _READ[data] = found
+    return found
 
 
 def _header(section: bytes) -> Iterator[bytes]:
@@ -90,8 +99,8 @@ def part(data: bytes, folder: str, repo: str, inner: Collection[str]) -> bytes |
     if not found:
         return data if folder == repo else None
     kept: list[bytes] = []
-    for section in found:
-        names = {_join(folder, name) for name in paths(section)} or {_join(folder, "-")}
+    for section, named in found:
+        names = {_join(folder, name) for name in named} or {_join(folder, "-")}
         here = [inside(n, repo) and not any(inside(n, sub) for sub in inner) for n in names]
         if all(here):
             kept.append(section)
@@ -121,8 +130,8 @@ def _below(data: bytes, folder: str, repo: str, deeper: bool) -> Iterator[bool]:
     if not found:
         yield folder == repo and not deeper
         return
-    for section in found:
-        for name in paths(section) or {"-"}:
+    for _, named in found:
+        for name in named or {"-"}:
             full = _join(folder, name)
             rest = full[len(repo) + 1 :] if repo else full
             yield inside(full, repo) and (not deeper or "/" in rest)
