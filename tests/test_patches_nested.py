@@ -356,3 +356,18 @@ def test_refusal_over_local_work_writes_nothing_while_it_works_out_the_split(
     assert res.exit_code == 4, res.stderr
     assert "uncommitted: 3rdparty/aiter/aiter.py (modified)" in res.stderr
     assert snapshot(split.root) == before
+
+
+def test_verify_without_qola_records_of_a_series_only_for_the_nested_submodule(
+    tmp_path, aiter, run_qola
+):
+    """Every patch reaches into CK only: aiter is wanted at its pin, even when qola's
+    records of the pin's gitlinks (which say so) are gone and verify asks git."""
+    root = _root(tmp_path, _tables(aiter), {"0001-ck.patch": aiter.ck_only})
+    assert run_qola("checkout", "-m", str(root.manifest)).exit_code == 0
+    assert head(root.aiter) == aiter.pin
+    for record in (root.aiter / ".git" / "qola" / "commits").iterdir():
+        record.unlink()
+    before = snapshot(root.root)
+    assert _verify(run_qola, root) == (0, [])
+    assert snapshot(root.root) == before

@@ -222,7 +222,8 @@ def _commit_problems(
     head = state.head or head_sha(runner, state.worktree)
     # The split by nested submodule read with git where no record of it was found.
     top = own_series(runner, dep, state.series, state.worktree, state.gitdir, False)[0]
-    at_target = head is not None and head == state.wanted
+    # Every patch may reach into nested submodules only: then the pin itself is wanted.
+    at_target = head is not None and head == (state.wanted if top else dep.commit)
     problem = None
     if top is not None and head is not None and not at_target:
         at_target, problem = _check_series(runner, state.worktree, dep.commit, head, top, state)
