@@ -235,10 +235,6 @@ _CROSSING = (
     "diff --git a/aiter.py b/3rdparty/composable_kernel/aiter.py\n"
     "similarity index 100%\nrename from aiter.py\nrename to 3rdparty/composable_kernel/aiter.py\n"
 )
-_MISSING = (
-    "diff --git a/tools/gone.py b/tools/gone.py\n--- a/tools/gone.py\n+++ b/tools/gone.py\n"
-    "@@ -1 +1 @@\n-old\n+new\n"
-)
 
 
 def test_patch_moving_a_file_into_a_nested_submodule_is_refused_and_changes_nothing(
@@ -255,8 +251,10 @@ def test_patch_moving_a_file_into_a_nested_submodule_is_refused_and_changes_noth
     assert snapshot(split.root) == before
 
 
-def test_patch_of_a_file_the_pin_lacks_says_so_and_changes_nothing(split, aiter, run_qola):
-    (split.root / SERIES / "0003-missing.patch").write_text(_MISSING)
+@pytest.mark.parametrize("gone", ["tools/gone.py", "gone.py"])
+def test_patch_of_a_file_the_pin_lacks_says_so_and_changes_nothing(split, aiter, run_qola, gone):
+    missing = f"diff --git a/{gone} b/{gone}\n--- a/{gone}\n+++ b/{gone}\n@@ -1 +1 @@\n-old\n+new\n"
+    (split.root / SERIES / "0003-missing.patch").write_text(missing)
     before = snapshot(split.root)
     res = run_qola("checkout", "-m", str(split.manifest))
     assert res.exit_code == 3
@@ -264,7 +262,7 @@ def test_patch_of_a_file_the_pin_lacks_says_so_and_changes_nothing(split, aiter,
         res.stderr
     )
     assert (
-        f"hint: {aiter.pin[:12]} has no file tools/gone.py: refresh the patch against the "
+        f"hint: {aiter.pin[:12]} has no file {gone}: refresh the patch against the "
         "pinned commit (git format-patch), or remove it\n"
     ) in res.stderr
     assert snapshot(split.root) == before

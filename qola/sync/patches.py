@@ -263,21 +263,23 @@ def _hint(runner: Runner, worktree: Path, series: Series, base: str, said: str) 
     if not missing:
         return refresh
     path = missing[0]
+    links = []
     parents = [path.rsplit("/", depth)[0] for depth in range(1, path.count("/") + 1)]
-    out = runner.run(
-        worktree, "ls-tree", "-z", "--end-of-options", base, "--", *parents, check=False
-    )
-    links = [r.split("\t", 1)[1] for r in out.stdout.split("\0") if r.startswith("160000 ")]
-    where = f" in {series.repo}" if series.repo else ""
-    if links:
-        sub = max(links, key=len)
-        return (
-            f"{path} lies inside {sub}, a nested submodule{where} that qola does not check "
-            "out (submodules = false, or update = none in .gitmodules): qola applies the "
-            "part of a patch below a nested submodule inside it only when it checks that "
-            "submodule out"
+    if parents:  # the folders the file would be in: is one of them a submodule's gitlink?
+        out = runner.run(
+            worktree, "ls-tree", "-z", "--end-of-options", base, "--", *parents, check=False
         )
-    return f"{base[:12]}{where} has no file {path}: {refresh}"
+        links = [r.split("\t", 1)[1] for r in out.stdout.split("\0") if r[:7] == "160000 "]
+    if links:
+        inside = f" of {series.repo}" if series.repo else ""
+        return (
+            f"{path} lies inside {max(links, key=len)}, a nested submodule{inside} that qola "
+            "does not check out (submodules = false, or update = none in .gitmodules): "
+            "qola applies the part of a patch below a nested submodule inside it only when "
+            "it checks that submodule out"
+        )
+    where = f"{series.repo} at {base[:12]}" if series.repo else base[:12]
+    return f"{where} has no file {path}: {refresh}"
 
 
 def message(patch: Patch) -> str:
