@@ -44,7 +44,7 @@ def sections(data: bytes) -> tuple[bytes, list[tuple[bytes, frozenset[str]]]]:
     found = _READ.get(data)
     if found is None:
         starts = [match.start() for match in _SECTION.finditer(data)]
-        ends = [*starts[1:], len(data)]
+        ends = [*starts[1:], len(data)] if starts else []
         cut = [data[a:b] for a, b in zip(starts, ends, strict=True)]
         found = data[: starts[0]] if starts else data, [(c, frozenset(paths(c))) for c in cut]
         _READ[data] = found
