@@ -5,23 +5,31 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from qola.base import console, hints, names
-from qola.base.errors import GitError, UsageError
+from qola.base.errors import GitError
 from qola.base.plural import count
 from qola.gitrun.git import Runner
 from qola.gitrun.queries import has_checkout
 from qola.manifest import Dep
 from qola.repo import gitfiles, store
-from qola.sync import complete, fetch, ignored, mirrors, nested, patches, recovery, submodules
-from qola.sync.local_work import LocalWork, observe_local_work
-from qola.sync.observe import DepState, gitlinks, own_series, submodule_states
-from qola.sync.patches import Series
+from qola.sync import (
+    complete,
+    fetch,
+    ignored,
+    mirrors,
+    nested,
+    patches,
+    patching,
+    recovery,
+    submodules,
+)
+from qola.sync.local_work import observe_local_work
+from qola.sync.observe import DepState, own_series
 from qola.sync.plan import Options, Plan
-from qola.sync.protect import back_up
+from qola.sync.protect import back_up, clear_ways
 from qola.sync.protect import refusal as refusal  # batch.py and others import it from here
 from qola.sync.refs import keep_pin
 
@@ -48,7 +56,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     outcome = Outcome(plan.state.dep)
     if plan.is_noop:
         return outcome
-    _check_nested_series(plan.state.dep, plan.state.series)
+    patching.refuse_nested_without_submodules(plan.state.dep, plan.state.series)
     if plan.clone:
         _clone(plan, runner, options, outcome)
         return outcome
@@ -57,11 +65,12 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     move_head = plan.move_head
     target = state.wanted
     found = None
-    own, known = _own(runner, state, write=False)  # a refusal below writes nothing
+    own, known = patching.own(runner, state, write=False)  # a refusal below writes nothing
     if own is not None and known and target is None and state.head is not None:
         # The series' result is not remembered here. HEAD may be it all the same (qola's
         # memory lost): worked out in a scratch store, so a refusal below writes nothing.
-        found = already_patched(runner, state.worktree, dep.commit, own, state.head, dep.name)
+        found = patching.already_patched(runner, state.worktree, dep.commit, own, state.head,
+                                         dep.name)  # fmt: skip
         target = found.head if found else None
         move_head = found is None
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
@@ -87,17 +96,17 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
         # The pin's gitlinks, which the split needs, are here now: remembered for the no-op.
-        own, was_known = _own(runner, state, write=True)
+        own, was_known = patching.own(runner, state, write=True)
         if not known:
             known, target = was_known, None
         if target is None:
             target = (
-                _build(runner, state.worktree, dep, own, dep.commit, outcome)
+                patching.build(runner, state.worktree, dep, own, dep.commit, outcome)
                 if own is not None
                 else dep.commit
             )
             recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
-        _check_nested_patches(runner, state, target)
+        patching.check_nested(runner, state, target)
         ctx = _nested_context(runner, dep, options)
         nested_ways = nested.ways(ctx, state.worktree, target, _url(runner, state.worktree, dep))
         _clear_ways(runner, dep, [*_own_way(runner, state, target), *nested_ways], options,
@@ -122,42 +131,13 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     if plan.update_submodules:
         head = target if move_head and target else state.head
         if head is not None and not move_head:
-            _check_nested_patches(runner, state, head)
+            patching.check_nested(runner, state, head)
         if head is not None:
             _nested_at(runner, state, head, move_head, options, outcome)
     if plan.update_submodules or move_head:
-        _patch_nested(runner, state.worktree, dep, state.series, options, outcome)
+        patching.patch_nested(runner, state.worktree, dep, state.series, options, outcome)
     recovery.end(state.worktree)
     return outcome
-
-
-def _own(runner: Runner, state: DepState, write: bool) -> tuple[Series | None, bool]:
-    """The dependency's own series, split at the nested submodules its pin records (read
-    with git, and with write remembered, where observe had no record of them), and
-    whether that split is known."""
-    dep = state.dep
-    return own_series(runner, dep, state.series, state.worktree, state.gitdir, write)
-
-
-def _check_nested_patches(runner: Runner, state: DepState, head: str) -> None:
-    """Build, in a scratch store, each nested series whose result is not known yet on the
-    gitlink it will go on (where that commit is here): a patch that does not apply stops
-    the run before the dependency or a nested submodule moves."""
-    subs = [s for top in state.submodules or () for s in top.walk()]
-    if state.gitdir is None or not any(s.series and s.target is None for s in subs):
-        return
-    links = gitlinks(runner, state.worktree, state.gitdir, head, write_cache=False) or []
-    pinned = {link.path: link.sha for link in links}
-    todo = [s for s in state.submodules or () if pinned.get(s.path) == s.expected]
-    while todo:
-        sub = todo.pop(0)
-        tree = state.worktree / sub.path
-        if sub.series is not None and sub.target is None:
-            if sub.head is None or not has_checkout(runner, tree, sub.expected):
-                continue  # fetched later: it is built (or stops) then
-            patches.build(runner, tree, sub.expected, sub.series, state.dep.name, scratch=True)
-        if sub.head == sub.wanted:  # its own gitlinks stay where they are
-            todo.extend(sub.children)
 
 
 def _nested_at(
@@ -189,11 +169,7 @@ def _clear_ways(
     runner: Runner, dep: Dep, found: list[ignored.Way], options: Options, outcome: Outcome
 ) -> None:
     """Refuse (exit 4) over ignored files in a checkout's way; --force keeps, then clears."""
-    if not found:
-        return
-    if not options.force:
-        raise refusal(dep, LocalWork(ways=found))
-    outcome.notes.extend(ignored.keep_and_clear(runner, found, dep.name))
+    outcome.notes.extend(clear_ways(runner, dep, found, options.force))
 
 
 def _url(runner: Runner, worktree: Path, dep: Dep) -> str:
@@ -201,112 +177,6 @@ def _url(runner: Runner, worktree: Path, dep: Dep) -> str:
     manifest's URL, never the remote.origin.url of the dependency's own config (which
     would choose where the nested fetches go)."""
     return dep.url
-
-
-def _build(
-    runner: Runner, worktree: Path, dep: Dep, series: Series, base: str, outcome: Outcome
-) -> str:
-    """The commit base + series, made (or found remembered) in the repository at worktree."""
-    gitdir = gitfiles.git_dir(worktree)
-    applied = patches.remembered(gitdir, series, base) if gitdir else None
-    if applied is None:
-        where = f" in {series.repo}" if series.repo else ""
-        console.step("applying", f"{count(len(series.patches), 'patch', 'patches')}{where}")
-        applied = patches.build(runner, worktree, base, series, dep.name, scratch=False)
-        if gitdir is not None:
-            patches.remember(gitdir, series, applied)
-        applied_count = count(len(series.patches), "patch", "patches")
-        outcome.notes.append(f"applied {applied_count}{where}: {applied.head[:12]}")
-        outcome.did.append("patched")
-    return applied.head
-
-
-def already_patched(
-    runner: Runner, worktree: Path, base: str, series: Series, head: str, subject: str
-) -> patches.Applied | None:
-    """The series as applied, when HEAD is exactly base plus the series; else None.
-    Worked out in a scratch store: nothing is written in the repository."""
-    found = patches.on_head(runner, worktree, base, head, len(series.patches))
-    if found is None or [name for _, name in found] != [p.name for p in series.patches]:
-        return None
-    applied = patches.build(runner, worktree, base, series, subject, scratch=True)
-    return applied if applied.head == head else None
-
-
-def _check_nested_series(dep: Dep, series: Mapping[str, Series]) -> None:
-    """Refuse, before anything is fetched or moved, nested patches git would not check out."""
-    nested = [repo for repo in series if repo]
-    if nested and not dep.submodules:
-        raise UsageError(
-            dep.name,
-            f"the patch folder {dep.patches} has patches for nested submodules "
-            f"({', '.join(nested)}) but submodules = false",
-            "set submodules = true, or move those patches away",
-        )
-
-
-def _patch_nested(
-    runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], options: Options,
-    outcome: Outcome,
-) -> None:
-    """Put each nested submodule's series on top of its gitlink (parents first): the
-    patches of its folder, and the parts of the patches above it that reach into it."""
-    if not dep.submodules or not (any(series) or patches.reaches(series, "", deeper=True)):
-        return
-    done: set[str] = set()
-    while True:
-        gitdir = gitfiles.git_dir(worktree)
-        head = gitfiles.read_head(gitdir)[0] if gitdir else None
-        # Read again after each submodule is patched: a patch may move the gitlinks below.
-        links = (
-            submodule_states(runner, worktree, gitdir, head, True, series, "", dep.name)
-            if gitdir and head
-            else None
-        )
-        found = {s.path: s for top in links or () for s in top.walk()}
-        for repo in series:
-            if repo and (found.get(repo) is None or found[repo].head is None):
-                raise _not_a_submodule(dep, repo)
-        todo = [(s, s.series) for s in found.values() if s.series and s.path not in done]
-        if not todo:
-            return
-        sub, one = todo[0]
-        done.add(sub.path)
-        if sub.head is None:
-            raise _not_a_submodule(dep, sub.path)
-        tree = worktree / sub.path
-        target = _build(runner, tree, dep, one, sub.expected, outcome)
-        if sub.head != target:
-            # A patch may add a file the nested repository ignores (and the user keeps
-            # something at): the same local work as in any other checkout's way.
-            way = ignored.of(runner, tree, target, dep.name, f"{dep.path}/{sub.path}", sub.path)
-            _clear_ways(runner, dep, [way] if way else [], options, outcome)
-            complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{sub.path}",
-                              "checkout", "-q", "--detach", target)  # fmt: skip
-        keep_pin(runner, tree, target, dep.name)
-
-
-def _not_a_submodule(dep: Dep, repo: str) -> UsageError:
-    return UsageError(
-        dep.name,
-        f"{dep.patches}/{repo} holds patches, but {repo} is not a nested submodule of "
-        f"{dep.path} that git checks out",
-        f"name the sub-folder after the submodule's path in {dep.name}",
-    )
-
-
-def _check_nested_folders(
-    runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], head: str
-) -> None:
-    """Refuse, before a new clone lands, patch folders for paths head records no submodule
-    at (the first level: deeper ones are known once their parents are fetched)."""
-    nested = [repo for repo in series if repo]
-    if not nested:
-        return
-    links = gitlinks(runner, worktree, _git_dir(worktree), head, write_cache=False) or []
-    for repo in nested:
-        if not any(repo == link.path or repo.startswith(link.path + "/") for link in links):
-            raise _not_a_submodule(dep, repo)
 
 
 def _run(runner: Runner, cwd: Path, dep: Dep, *args: str, progress: bool = False) -> str:
@@ -388,7 +258,7 @@ def _clone_into(plan: Plan, runner: Runner, options: Options, outcome: Outcome,
         _initialise_in_root(runner, target, dep, outcome)
     if dep.submodules:
         _update_nested(runner, target, dep, head, outcome, ctx)
-    _patch_nested(runner, target, dep, plan.state.series, options, outcome)
+    patching.patch_nested(runner, target, dep, plan.state.series, options, outcome)
 
 
 def _bring_pin(
@@ -424,7 +294,7 @@ def _check_out_clone(
     # The split by nested submodule needs the pin's gitlinks: known once it is fetched.
     own, _ = own_series(runner, dep, plan.state.series, temp, _git_dir(temp), True)
     if own is not None:
-        head = _build(runner, temp, dep, own, dep.commit, outcome)
+        head = patching.build(runner, temp, dep, own, dep.commit, outcome)
     # The nested submodules' commits are fetched while the files are written.
     ctx = _nested_context(runner, dep, options)
     ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None
@@ -439,7 +309,7 @@ def _check_out_clone(
             ahead.join()
     keep_pin(runner, temp, head, dep.name)
     if dep.submodules:
-        _check_nested_folders(runner, temp, dep, plan.state.series, head)
+        patching.check_nested_folders(runner, temp, dep, plan.state.series, head)
     return head, ctx
 
 

@@ -17,10 +17,10 @@ from qola.gitrun.git import Runner
 from qola.gitrun.lock import DEFAULT_TIMEOUT, lock_path, root_lock
 from qola.manifest import Dep, Manifest
 from qola.sync import submodules
-from qola.sync.apply import already_patched
 from qola.sync.at_pin import Seen, look_at, needs_nothing
 from qola.sync.complete import IncompleteError
 from qola.sync.observe import DepState, SubmoduleState, observe, own_series
+from qola.sync.patching import already_patched
 from qola.sync.plan import Options, make_plan
 from qola.sync.recovery import end as end_move
 from qola.sync.recovery import finish_broken_pin, repair
