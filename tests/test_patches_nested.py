@@ -25,6 +25,7 @@ class Aiter:
     aiter: Path
     ck_pin: str
     pin: str
+    later: str  # a descendant of pin, the same gitlink
     mixed: str  # a format-patch mail changing aiter.py and, inside CK, include/x.hpp
     ck_only: str  # a plain diff (no headers) from aiter, changing only CK's include/y.hpp
     ck_mail: str  # headers only (no `From <sha>` line), made in CK: README
@@ -71,7 +72,8 @@ def aiter(tmp_path_factory: pytest.TempPathFactory) -> Aiter:
     (work / CK / "README").write_text("composable kernel, tuned\n")
     ck_mail = "From: Someone <someone@example.com>\nSubject: [PATCH] ck: tune the README\n\n"
     ck_mail += git(work / CK, "diff") + "\n"
-    return Aiter(ck, upstream, ck_pin, pin, mixed, ck_only, ck_mail, broken)
+    later = commit_file(upstream, "docs.txt", "later\n")  # main's tip, what bump finds
+    return Aiter(ck, upstream, ck_pin, pin, later, mixed, ck_only, ck_mail, broken)
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ def _root(tmp_path: Path, text: str, patches: dict[str, str]) -> Root:
 def _tables(aiter: Aiter) -> str:
     return (
         f'[deps.aiter]\npath = "3rdparty/aiter"\nurl = "{aiter.aiter}"\n'
-        f'commit = "{aiter.pin}"\npatches = "{SERIES}"\n'
+        f'commit = "{aiter.pin}"\ntrack = "main"\npatches = "{SERIES}"\n'
     )
 
 
@@ -201,6 +203,7 @@ def test_legacy_manifest_sub_folder_and_split_patch_share_the_nested_series(
     root = _root(tmp_path, text, patches)
     git(root.root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "-f",
         str(aiter.aiter), "3rdparty/aiter")  # fmt: skip
+    git(root.root, "update-index", "--cacheinfo", f"160000,{aiter.pin},3rdparty/aiter")
     git(root.root, "commit", "-q", "-m", "aiter")
     res = run_qola("checkout", "-m", str(root.manifest))
     assert res.exit_code == 0, res.stderr
@@ -369,3 +372,12 @@ def test_verify_without_qola_records_of_a_series_only_for_the_nested_submodule(
     before = snapshot(root.root)
     assert _verify(run_qola, root) == (0, [])
     assert snapshot(root.root) == before
+
+
+def test_bump_moves_the_pin_with_its_split_series(split, aiter, run_qola):
+    res = run_qola("bump", "aiter", "--commit", "-m", str(split.manifest))
+    assert res.exit_code == 0, res.stderr
+    assert aiter.later in split.manifest.read_text()
+    assert git(split.aiter, "rev-parse", "HEAD~1") == aiter.later
+    assert git(split.ck, "rev-parse", "HEAD~2") == aiter.ck_pin
+    assert _verify(run_qola, split) == (0, [])
