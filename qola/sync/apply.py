@@ -5,23 +5,31 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from qola.base import console, hints, names
-from qola.base.errors import GitError, UsageError
+from qola.base.errors import GitError
 from qola.base.plural import count
 from qola.gitrun.git import Runner
 from qola.gitrun.queries import has_checkout
 from qola.manifest import Dep
 from qola.repo import gitfiles, store
-from qola.sync import complete, fetch, ignored, mirrors, nested, patches, recovery, submodules
-from qola.sync.local_work import LocalWork, observe_local_work, without_upstream_commits
-from qola.sync.observe import DepState, gitlinks, submodule_states
-from qola.sync.patches import Series
+from qola.sync import (
+    complete,
+    fetch,
+    ignored,
+    mirrors,
+    nested,
+    patches,
+    patching,
+    recovery,
+    submodules,
+)
+from qola.sync.local_work import observe_local_work, without_upstream_commits
+from qola.sync.observe import DepState, own_series
 from qola.sync.plan import Options, Plan
-from qola.sync.protect import back_up
+from qola.sync.protect import back_up, clear_ways
 from qola.sync.protect import refusal as refusal  # batch.py and others import it from here
 from qola.sync.refs import keep_pin
 
@@ -49,7 +57,7 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     outcome = Outcome(plan.state.dep)
     if plan.is_noop:
         return outcome
-    _check_nested_series(plan.state.dep, plan.state.series)
+    patching.refuse_nested_without_submodules(plan.state.dep, plan.state.series)
     if plan.clone:
         _clone(plan, runner, options, outcome)
         return outcome
@@ -58,11 +66,12 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     move_head = plan.move_head
     target = state.wanted
     found = None
-    if state.patched and target is None and state.head is not None:
+    own, known = patching.own(runner, state, write=False)  # a refusal below writes nothing
+    if own is not None and known and target is None and state.head is not None:
         # The series' result is not remembered here. HEAD may be it all the same (qola's
         # memory lost): worked out in a scratch store, so a refusal below writes nothing.
-        found = already_patched(runner, state.worktree, dep.commit, state.series[""],
-                                state.head, dep.name)  # fmt: skip
+        found = patching.already_patched(runner, state.worktree, dep.commit, own, state.head,
+                                         dep.name)  # fmt: skip
         target = found.head if found else None
         move_head = found is None
     work = observe_local_work(runner, state, list(plan.moving_submodules), move_head)
@@ -82,8 +91,8 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     recovery.begin(state.worktree, state.head, target if move_head else state.head)
     if work.dirty or work.unsaved:
         outcome.notes.extend(back_up(runner, plan, work))
-    if found is not None and state.gitdir is not None:
-        patches.remember(state.gitdir, state.series[""], found)
+    if found is not None and own is not None and state.gitdir is not None:
+        patches.remember(state.gitdir, own, found)
     # git itself never gets --force: --force's saved work has been reset above, and
     # anything else in the way (an untracked file the pin adds) makes git refuse.
     # The exception is a repository with no index in which nothing differs from HEAD
@@ -91,9 +100,18 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     # keep its "deleted" files.
     if move_head:
         _ensure_commit(runner, state.worktree, dep, options, outcome)
+        # The pin's gitlinks, which the split needs, are here now: remembered for the no-op.
+        own, was_known = patching.own(runner, state, write=True)
+        if not known:
+            known, target = was_known, None
         if target is None:
-            target = _build(runner, state.worktree, dep, state.series[""], dep.commit, outcome)
+            target = (
+                patching.build(runner, state.worktree, dep, own, dep.commit, outcome)
+                if own is not None
+                else dep.commit
+            )
             recovery.begin(state.worktree, state.head, target)  # now known: where HEAD goes
+        patching.check_nested(runner, state, target)
         ctx = _nested_context(runner, dep, options)
         nested_ways = nested.ways(ctx, state.worktree, target, _url(runner, state.worktree, dep))
         _clear_ways(runner, dep, [*_own_way(runner, state, target), *nested_ways], options,
@@ -110,18 +128,19 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         # Only now: a failed checkout must not make the old pin look like unsaved work.
         keep_pin(runner, state.worktree, target, dep.name)
         # The line it ends names the pin already (`lib 3rdparty/lib d32b0cb62ecc ...`).
-        series = state.series.get("")
-        patched = f" + {count(len(series.patches), 'patch', 'patches')}" if series else ""
+        patched = f" + {count(len(own.patches), 'patch', 'patches')}" if own else ""
         outcome.actions.append(f"checked out{patched}")
         outcome.did.append("moved")
     if plan.initialise:
         _initialise_in_root(runner, state.worktree, dep, outcome)
     if plan.update_submodules:
         head = target if move_head and target else state.head
+        if head is not None and not move_head:
+            patching.check_nested(runner, state, head)
         if head is not None:
             _nested_at(runner, state, head, move_head, options, outcome)
     if plan.update_submodules or move_head:
-        _patch_nested(runner, state.worktree, dep, state.series, options, outcome)
+        patching.patch_nested(runner, state.worktree, dep, state.series, options, outcome)
     recovery.end(state.worktree)
     return outcome
 
@@ -155,11 +174,7 @@ def _clear_ways(
     runner: Runner, dep: Dep, found: list[ignored.Way], options: Options, outcome: Outcome
 ) -> None:
     """Refuse (exit 4) over ignored files in a checkout's way; --force keeps, then clears."""
-    if not found:
-        return
-    if not options.force:
-        raise refusal(dep, LocalWork(ways=found))
-    outcome.notes.extend(ignored.keep_and_clear(runner, found, dep.name))
+    outcome.notes.extend(clear_ways(runner, dep, found, options.force))
 
 
 def _url(runner: Runner, worktree: Path, dep: Dep) -> str:
@@ -167,100 +182,6 @@ def _url(runner: Runner, worktree: Path, dep: Dep) -> str:
     manifest's URL, never the remote.origin.url of the dependency's own config (which
     would choose where the nested fetches go)."""
     return dep.url
-
-
-def _build(
-    runner: Runner, worktree: Path, dep: Dep, series: Series, base: str, outcome: Outcome
-) -> str:
-    """The commit base + series, made (or found remembered) in the repository at worktree."""
-    gitdir = gitfiles.git_dir(worktree)
-    applied = patches.remembered(gitdir, series, base) if gitdir else None
-    if applied is None:
-        where = f" in {series.repo}" if series.repo else ""
-        console.step("applying", f"{count(len(series.patches), 'patch', 'patches')}{where}")
-        applied = patches.build(runner, worktree, base, series, dep.name, scratch=False)
-        if gitdir is not None:
-            patches.remember(gitdir, series, applied)
-        applied_count = count(len(series.patches), "patch", "patches")
-        outcome.notes.append(f"applied {applied_count}{where}: {applied.head[:12]}")
-        outcome.did.append("patched")
-    return applied.head
-
-
-def already_patched(
-    runner: Runner, worktree: Path, base: str, series: Series, head: str, subject: str
-) -> patches.Applied | None:
-    """The series as applied, when HEAD is exactly base plus the series; else None.
-    Worked out in a scratch store: nothing is written in the repository."""
-    found = patches.on_head(runner, worktree, base, head, len(series.patches))
-    if found is None or [name for _, name in found] != [p.name for p in series.patches]:
-        return None
-    applied = patches.build(runner, worktree, base, series, subject, scratch=True)
-    return applied if applied.head == head else None
-
-
-def _check_nested_series(dep: Dep, series: Mapping[str, Series]) -> None:
-    """Refuse, before anything is fetched or moved, nested patches git would not check out."""
-    nested = [repo for repo in series if repo]
-    if nested and not dep.submodules:
-        raise UsageError(
-            dep.name,
-            f"the patch folder {dep.patches} has patches for nested submodules "
-            f"({', '.join(nested)}) but submodules = false",
-            "set submodules = true, or move those patches away",
-        )
-
-
-def _patch_nested(
-    runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], options: Options,
-    outcome: Outcome,
-) -> None:
-    """Put each nested submodule's series on top of its gitlink (parents first)."""
-    for one in [s for repo, s in series.items() if repo]:
-        gitdir = gitfiles.git_dir(worktree)
-        head = gitfiles.read_head(gitdir)[0] if gitdir else None
-        links = (
-            submodule_states(runner, worktree, gitdir, head, write_cache=False)
-            if gitdir and head
-            else None
-        )
-        found = {s.path: s for top in links or () for s in top.walk()}
-        sub = found.get(one.repo)
-        if sub is None or sub.head is None:
-            raise _not_a_submodule(dep, one.repo)
-        tree = worktree / one.repo
-        target = _build(runner, tree, dep, one, sub.expected, outcome)
-        if sub.head != target:
-            # A patch may add a file the nested repository ignores (and the user keeps
-            # something at): the same local work as in any other checkout's way.
-            way = ignored.of(runner, tree, target, dep.name, f"{dep.path}/{one.repo}", one.repo)
-            _clear_ways(runner, dep, [way] if way else [], options, outcome)
-            complete.checkout(runner, tree, target, dep.name, f"{dep.path}/{one.repo}",
-                              "checkout", "-q", "--detach", target)  # fmt: skip
-        keep_pin(runner, tree, target, dep.name)
-
-
-def _not_a_submodule(dep: Dep, repo: str) -> UsageError:
-    return UsageError(
-        dep.name,
-        f"{dep.patches}/{repo} holds patches, but {repo} is not a nested submodule of "
-        f"{dep.path} that git checks out",
-        f"name the sub-folder after the submodule's path in {dep.name}",
-    )
-
-
-def _check_nested_folders(
-    runner: Runner, worktree: Path, dep: Dep, series: Mapping[str, Series], head: str
-) -> None:
-    """Refuse, before a new clone lands, patch folders for paths head records no submodule
-    at (the first level: deeper ones are known once their parents are fetched)."""
-    nested = [repo for repo in series if repo]
-    if not nested:
-        return
-    links = gitlinks(runner, worktree, _git_dir(worktree), head, write_cache=False) or []
-    for repo in nested:
-        if not any(repo == link.path or repo.startswith(link.path + "/") for link in links):
-            raise _not_a_submodule(dep, repo)
 
 
 def _run(runner: Runner, cwd: Path, dep: Dep, *args: str, progress: bool = False) -> str:
@@ -343,7 +264,7 @@ def _clone_into(plan: Plan, runner: Runner, options: Options, outcome: Outcome,
         _initialise_in_root(runner, target, dep, outcome)
     if dep.submodules:
         _update_nested(runner, target, dep, head, outcome, ctx)
-    _patch_nested(runner, target, dep, plan.state.series, options, outcome)
+    patching.patch_nested(runner, target, dep, plan.state.series, options, outcome)
 
 
 def _bring_pin(
@@ -377,8 +298,10 @@ def _check_out_clone(
     submodules' context."""
     dep = plan.state.dep
     head = dep.commit
-    if "" in plan.state.series:
-        head = _build(runner, temp, dep, plan.state.series[""], dep.commit, outcome)
+    # The split by nested submodule needs the pin's gitlinks: known once it is fetched.
+    own, _ = own_series(runner, dep, plan.state.series, temp, _git_dir(temp), True)
+    if own is not None:
+        head = patching.build(runner, temp, dep, own, dep.commit, outcome)
     # The nested submodules' commits are fetched while the files are written.
     ctx = _nested_context(runner, dep, options)
     ahead = nested.prefetch(ctx, temp, head, dep.url) if dep.submodules else None
@@ -393,7 +316,7 @@ def _check_out_clone(
             ahead.join()
     keep_pin(runner, temp, head, dep.name)
     if dep.submodules:
-        _check_nested_folders(runner, temp, dep, plan.state.series, head)
+        patching.check_nested_folders(runner, temp, dep, plan.state.series, head)
     return head, ctx
 
 

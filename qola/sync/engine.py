@@ -17,10 +17,10 @@ from qola.gitrun.git import Runner
 from qola.gitrun.lock import DEFAULT_TIMEOUT, lock_path, root_lock
 from qola.manifest import Dep, Manifest
 from qola.sync import submodules
-from qola.sync.apply import already_patched
 from qola.sync.at_pin import Seen, look_at, needs_nothing
 from qola.sync.complete import IncompleteError
-from qola.sync.observe import DepState, SubmoduleState, observe
+from qola.sync.observe import DepState, SubmoduleState, observe, own_series
+from qola.sync.patching import already_patched
 from qola.sync.plan import Options, make_plan
 from qola.sync.recovery import end as end_move
 from qola.sync.recovery import finish_broken_pin, repair
@@ -178,11 +178,14 @@ def _series_worked_out(runner: Runner, state: DepState) -> DepState | None:
         return None
     found = state
     if state.patched and state.target is None:
-        applied = already_patched(runner, state.worktree, state.dep.commit, state.series[""],
-                                  state.head, state.dep.name)  # fmt: skip
+        own, _ = own_series(runner, state.dep, state.series, state.worktree, state.gitdir, False)
+        if own is None:
+            return None
+        applied = already_patched(runner, state.worktree, state.dep.commit, own, state.head,
+                                  state.dep.name)  # fmt: skip
         if applied is None:
             return None
-        found = dataclasses.replace(found, target=applied.head)
+        found = dataclasses.replace(found, target=applied.head, own=own)
     subs = found.submodules
     if subs is not None and any(s.patched and s.target is None for t in subs for s in t.walk()):
         worked = tuple(_sub_worked_out(runner, state, sub) for sub in subs)
@@ -196,11 +199,11 @@ def _sub_worked_out(runner: Runner, state: DepState, sub: SubmoduleState) -> Sub
     """The same for a nested submodule and those below it."""
 
     target = sub.target
-    if sub.patched and target is None:
+    if sub.series is not None and target is None:
         if sub.head is None:
             return None
         applied = already_patched(runner, state.worktree / sub.path, sub.expected,
-                                  state.series[sub.path], sub.head, state.dep.name)  # fmt: skip
+                                  sub.series, sub.head, state.dep.name)  # fmt: skip
         if applied is None:
             return None
         target = applied.head

@@ -54,7 +54,8 @@ def observe_local_work(
     if state.half_made:
         changes = half_made_changes(runner, state.worktree, state.dep.name, "")
     else:
-        changes = _modified(runner, state.worktree, state.dep.name, "", half_made)
+        patched = {path for path, s in nested.items() if s.patched}
+        changes = _modified(runner, state.worktree, state.dep.name, "", half_made, patched)
     for sub in sorted(half_made):
         if head_moves or any(_overlaps(sub, m) for m in moving):
             changes += half_made_changes(runner, state.worktree / sub, state.dep.name, sub + "/")
@@ -134,19 +135,24 @@ def half_made_changes(
 
 
 def _modified(
-    runner: Runner, tree: Path, subject: str, prefix: str, half_made: set[str]
+    runner: Runner, tree: Path, subject: str, prefix: str, half_made: set[str],
+    patched: set[str],
 ) -> list[tuple[str, str, str]]:
     """(path, kind, repository) of modified tracked files below tree (paths from the
     dependency; the repository holding the change), half-made submodules left out
-    (looked at on their own)."""
+    (looked at on their own); patched: nested submodules that carry a patch series."""
     found = []
     for entry in status(runner, tree, subject, untracked=False):
         path = prefix + entry.path
         if not entry.modified or path in half_made:
             continue  # a nested submodule at another commit: moving it is the point
-        if entry.is_submodule and any(h.startswith(path + "/") for h in half_made):
-            # Its "modified content" may be only the half-made one below: look inside.
-            found += _modified(runner, tree / entry.path, subject, path + "/", half_made)
+        below = half_made | patched
+        if entry.is_submodule and any(h.startswith(path + "/") for h in below):
+            # Its "modified content" may be only the half-made one below, or one below at
+            # qola's patch commits (git counts a nested submodule's new commits as
+            # modified content of its parent): look inside.
+            found += _modified(runner, tree / entry.path, subject, path + "/", half_made,
+                               patched)  # fmt: skip
             continue
         if entry.is_submodule:
             found.append((path, "modified content in submodule", path))

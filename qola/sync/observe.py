@@ -43,12 +43,16 @@ class SubmoduleState:
     expected: str  # the gitlink
     head: str | None  # None: not initialised
     children: tuple[SubmoduleState, ...] = ()
-    patched: bool = False  # a patch series goes on top of the gitlink
+    series: Series | None = None  # the patch series that goes on top of the gitlink
     target: str | None = None  # gitlink + series, when known
     half_made: bool = False  # HEAD names a commit but no checkout ever finished (no index)
     refusal: str | None = None  # why git does not take it for a repository (head is None)
     # Initialised in its parent's config, as git counts it (`git submodule status`: not -).
     initialised: bool = True
+
+    @property
+    def patched(self) -> bool:
+        return self.series is not None
 
     @property
     def wanted(self) -> str | None:
@@ -88,7 +92,9 @@ class DepState:
     branch: str | None
     submodules: tuple[SubmoduleState, ...] | None  # against HEAD's gitlinks; None: unknown
     overridden: bool = False
-    series: Mapping[str, Series] = field(default_factory=dict)  # "" and nested paths
+    # The patch folder's series by the repository each folder names ("" and nested paths),
+    # before any is split by submodule; what each repository gets: own, SubmoduleState.
+    series: Mapping[str, Series] = field(default_factory=dict)
     target: str | None = None  # pin + the dependency's own series, when known
     # A submodule of the root is initialised in the root's config (always True for others).
     initialised: bool = True
@@ -105,6 +111,7 @@ class DepState:
     fetch_stopped: bool = True
     # `qola develop NAME` marked it in this checkout: used as the developer has it.
     developing: bool = False
+    own: Series | None = None  # the dependency's own series (its part of each patch)
 
     @property
     def is_repo(self) -> bool:
@@ -112,7 +119,7 @@ class DepState:
 
     @property
     def patched(self) -> bool:
-        return "" in self.series
+        return self.own is not None
 
     @property
     def wanted(self) -> str | None:
@@ -210,18 +217,49 @@ def _observe(
     half_made = head is not None and not gitfiles.has_index(gitdir)
     moving = override is None and gitfiles.move_recorded(gitdir)
     target = None
-    if "" in series:
-        applied = patches.remembered(gitdir, series[""], dep.commit)
+    writes = write_cache and runner is not None
+    own, known = own_series(runner, dep, series, worktree, gitdir, writes)
+    if own is not None and known:
+        applied = patches.remembered(gitdir, own, dep.commit)
         target = applied.head if applied else None
     nested = None
     if dep.submodules and head is not None:
-        writes = write_cache and runner is not None
-        nested = submodule_states(runner, worktree, gitdir, head, writes, series)
+        nested = submodule_states(runner, worktree, gitdir, head, writes, series, "", dep.name)
     return DepState(
         dep, worktree, exists, gitdir, head, branch, nested, override is not None, series,
-        target, initialised, half_made, manifest.root, manifest.path, moving=moving,
+        target, initialised, half_made, manifest.root, manifest.path, moving=moving, own=own,
         fetch_stopped=fetch_stopped,
     )  # fmt: skip
+
+
+def own_series(
+    runner: Runner | None, dep: Dep, layout: Mapping[str, Series], worktree: Path,
+    gitdir: Path | None, write_cache: bool,
+) -> tuple[Series | None, bool]:
+    """The dependency's own series, split at the nested submodules its pin records, and
+    whether that split is known (those read; else split at none, and not to be trusted)."""
+    if "" not in layout:
+        return None, True
+    if not (dep.submodules and patches.reaches(layout, "", deeper=True)):
+        return patches.split(layout, "", (), dep.name), True
+    links = gitlinks(runner, worktree, gitdir, dep.commit, write_cache) if gitdir else None
+    inner = [link.path for link in links or ()]
+    return patches.split(layout, "", inner, dep.name), links is not None
+
+
+def nested_series(
+    runner: Runner | None, layout: Mapping[str, Series], path: str, tree: Path,
+    gitdir: Path | None, link: str, write_cache: bool, subject: str,
+) -> tuple[Series | None, bool]:
+    """The series of the nested submodule at path (its gitlink: link), split at the
+    submodules that commit records, and whether that split is known."""
+    if not patches.reaches(layout, path):
+        return None, True
+    if not patches.reaches(layout, path, deeper=True):
+        return patches.split(layout, path, (), subject), True
+    links = gitlinks(runner, tree, gitdir, link, write_cache) if gitdir else None
+    inner = [f"{path}/{item.path}" for item in links or ()]
+    return patches.split(layout, path, inner, subject), links is not None
 
 
 def is_initialised_in_root(root: Path, dep: Dep) -> bool:
@@ -295,11 +333,13 @@ def submodule_states(
     write_cache: bool,
     series: Mapping[str, Series] | None = None,
     prefix: str = "",
+    subject: str = "",
 ) -> tuple[SubmoduleState, ...] | None:
     """Every nested submodule below worktree against the gitlinks of commit sha.
 
     Paths are relative to the dependency (prefix: where worktree is in it); series
-    are the dependency's patch series by those paths.
+    are the dependency's patch folders by those paths (DepState.series), each
+    submodule's own series split from them; subject names the dependency in errors.
     """
     links = gitlinks(runner, worktree, gitdir, sha, write_cache)
     if links is None:
@@ -320,7 +360,9 @@ def submodule_states(
             sub_gitdir, refusal = None, f"{linked} is a symlink, which git does not follow"
         head = None
         children: tuple[SubmoduleState, ...] = ()
-        sub_series = (series or {}).get(path)
+        sub_series, known = nested_series(
+            runner, series or {}, path, sub_tree, sub_gitdir, link.sha, write_cache, subject
+        )
         target = None
         half_made = False
         if sub_gitdir is not None:
@@ -331,19 +373,19 @@ def submodule_states(
                 head = queries.head_sha(runner, sub_tree)
                 trail.cannot_prove(f"{sub_tree}: git read its HEAD")
             half_made = head is not None and not gitfiles.has_index(sub_gitdir)
-            if sub_series is not None:
+            if sub_series is not None and known:
                 applied = patches.remembered(sub_gitdir, sub_series, link.sha)
                 target = applied.head if applied else None
             if head is not None:
                 found = submodule_states(
-                    runner, sub_tree, sub_gitdir, head, write_cache, series, path + "/"
+                    runner, sub_tree, sub_gitdir, head, write_cache, series, path + "/", subject
                 )
                 if found is None:
                     return None
                 children = found
         states.append(
             SubmoduleState(
-                path, link.sha, head, children, sub_series is not None, target, half_made,
+                path, link.sha, head, children, sub_series, target, half_made,
                 refusal, initialised[link.name],
             )
         )

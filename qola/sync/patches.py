@@ -14,13 +14,16 @@ from qola.base.errors import GitError, UsageError
 from qola.base.shas import is_full_sha
 from qola.manifest import Dep
 from qola.repo import commitcache, gitfiles, store
+from qola.sync import patch_parts
 
 if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
     from qola.gitrun.git import Output, Runner
 
 # Changing anything that shapes the commits (identity, date, message, recipe) must
 # change RECIPE, so that results remembered under the old recipe are not reused.
-RECIPE = "qola-series-1"
+RECIPE = "qola-series-2"
 TRAILER = "Qola-Patch"
 IDENTITY = {
     "GIT_AUTHOR_NAME": "qola",
@@ -40,7 +43,7 @@ _TRAILER_LINE = re.compile(rf"^{TRAILER}: (.+)$", re.M)
 class Patch:
     name: str  # relative to the dependency's patch folder, e.g. "0001-fix.patch"
     path: Path
-    data: bytes
+    data: bytes  # what is applied: the file, or the part of it for one repository
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,41 @@ class Applied:
 
 class SeriesError(UsageError):
     """The patch folder cannot be read: checkout stops with exit 2, verify reports it."""
+
+
+def split(
+    layout: Mapping[str, Series], repo: str, inner: Collection[str], subject: str
+) -> Series | None:
+    """The series of repository repo ("" or a nested submodule's path): the part for it of
+    each patch in its own folder and in the folders of the repositories above it (those
+    first, in the order load gives), a part being the files in repo but in none of its
+    nested submodules inner (paths relative to the dependency). None when none is left."""
+    found = []
+    for folder, series in layout.items():
+        if folder != repo and not (folder == "" or repo.startswith(folder + "/")):
+            continue
+        for patch in series.patches:
+            try:
+                data = patch_parts.part(patch.data, folder, repo, inner)
+            except patch_parts.CrossingError as error:
+                raise SeriesError(
+                    subject, f"patch {patch.name} renames or copies a file across a nested "
+                    f"submodule's boundary ({error})", "split the patch in two",
+                ) from None
+            if data is not None:
+                found.append(Patch(patch.name, patch.path, data))
+    return Series(repo, tuple(found)) if found else None
+
+
+def reaches(layout: Mapping[str, Series], repo: str, deeper: bool = False) -> bool:
+    """A patch for repo, or one above it, changes a file below repo; with deeper, one
+    inside a directory there (the split then depends on repo's nested submodules)."""
+    test = patch_parts.reaches_deeper if deeper else patch_parts.reaches
+    for folder, series in layout.items():
+        above = folder == repo or (repo and (folder == "" or repo.startswith(folder + "/")))
+        if above and any(test(patch.data, folder, repo) for patch in series.patches):
+            return True
+    return False
 
 
 def load(root: Path, dep: Dep) -> dict[str, Series]:
@@ -163,19 +201,24 @@ def build(
         runner.run(worktree, "read-tree", "--end-of-options", base, subject=subject, env=env)
         parent = base
         chain = []
+        text = os.path.join(temp, "patch")
         for patch in series.patches:
+            # The bytes the fingerprint names (a part of the file, perhaps), never the
+            # file again: what is applied is what is remembered.
+            with open(text, "wb") as handle:
+                handle.write(patch.data)
             applied = runner.run(
                 worktree,
                 *_NEUTRAL,
                 "apply",
                 "--cached",
                 "--end-of-options",
-                str(patch.path),
+                text,
                 check=False,
                 env=env,
             )
             if applied.status != 0:
-                raise _does_not_apply(subject, series, patch, base, applied)
+                raise _does_not_apply(runner, worktree, subject, series, patch, base, applied)
             tree = runner.run(worktree, "write-tree", subject=subject, env=env).stdout.strip()
             parent = runner.run(
                 worktree,
@@ -195,7 +238,10 @@ def build(
     return Applied(base, tuple(chain), tuple(p.name for p in series.patches))
 
 
-def _does_not_apply(subject: str, series: Series, patch: Patch, base: str, out: Output) -> GitError:
+def _does_not_apply(
+    runner: Runner, worktree: Path, subject: str, series: Series, patch: Patch, base: str,
+    out: Output,
+) -> GitError:
     from qola.gitrun.git import command_error  # lazy: only where git runs
 
     error = command_error(subject, ["apply", "--cached", str(patch.path)], out)
@@ -203,14 +249,43 @@ def _does_not_apply(subject: str, series: Series, patch: Patch, base: str, out: 
     return GitError(
         subject,
         f"patch {patch.name} does not apply to {where}:\n{error.problem}",
-        "refresh the patch against the pinned commit (git format-patch), or remove it",
+        _hint(runner, worktree, series, base, out.stderr),
     )
 
 
+_MISSING = re.compile(r"^error: (.+): does not exist in index$", re.M)
+
+
+def _hint(runner: Runner, worktree: Path, series: Series, base: str, said: str) -> str:
+    """What to do: for a file the pinned commit does not have, why it is not there."""
+    missing = _MISSING.findall(said)
+    refresh = "refresh the patch against the pinned commit (git format-patch), or remove it"
+    if not missing:
+        return refresh
+    path = missing[0]
+    links = []
+    parents = [path.rsplit("/", depth)[0] for depth in range(1, path.count("/") + 1)]
+    if parents:  # the folders the file would be in: is one of them a submodule's gitlink?
+        out = runner.run(
+            worktree, "ls-tree", "-z", "--end-of-options", base, "--", *parents, check=False
+        )
+        links = [r.split("\t", 1)[1] for r in out.stdout.split("\0") if r[:7] == "160000 "]
+    if links:
+        inside = f" of {series.repo}" if series.repo else ""
+        return (
+            f"{path} lies inside {max(links, key=len)}, a nested submodule{inside} that qola "
+            "does not check out (submodules = false, or update = none in .gitmodules): "
+            "qola applies the part of a patch below a nested submodule inside it only when "
+            "it checks that submodule out"
+        )
+    where = f"{series.repo} at {base[:12]}" if series.repo else base[:12]
+    return f"{where} has no file {path}: {refresh}"
+
+
 def message(patch: Patch) -> str:
-    """The commit message: a mail's subject and body, or the file name; then a trailer."""
-    text = patch.data.decode("utf-8", errors="replace")
-    subject, body = _mail_text(text)
+    """The commit message: the patch's subject and body, or the file name; then a trailer."""
+    text = patch.data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    subject, body = _mail_text(text) or _show_text(text) or ("", "")
     subject = subject or f"Apply {Path(patch.name).name}"
     parts = [subject]
     if body:
@@ -219,18 +294,27 @@ def message(patch: Patch) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _mail_text(text: str) -> tuple[str, str]:
-    """Subject and body of a `git format-patch` mail; empty for a plain diff."""
-    if not text.startswith("From "):
-        return "", ""
+_HEADER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:[ \t]")
+
+
+def _mail_text(text: str) -> tuple[str, str] | None:
+    """Subject and body of a mail: `git format-patch` output, with or without its first
+    `From <sha>` line (headers only, as a mail client saves it); None without a Subject."""
+    head, _, rest = text.partition("\n\n")
+    lines = head.split("\n")
+    if lines[0].startswith("From ") and not _HEADER.match(lines[0]):
+        lines = lines[1:]
+    if not lines or not _HEADER.match(lines[0]):
+        return None
     import email.parser  # only when a series is applied: not on the no-op path
     import email.policy
 
-    head, _, rest = text.partition("\n\n")
     mail = email.parser.HeaderParser(policy=email.policy.default).parsestr(
-        head.split("\n", 1)[1] + "\n\n"
+        "\n".join(lines) + "\n\n"
     )
     subject = " ".join(str(mail.get("Subject", "")).split())
+    if not subject:
+        return None
     subject = re.sub(r"^\[[^\]]*PATCH[^\]]*\]\s*", "", subject)
     body_lines = []
     for line in rest.splitlines():
@@ -238,6 +322,20 @@ def _mail_text(text: str) -> tuple[str, str]:
             break
         body_lines.append(line)
     return subject, "\n".join(body_lines).strip()
+
+
+def _show_text(text: str) -> tuple[str, str] | None:
+    """Subject and body of `git show` / `git log -p` output (the message indented)."""
+    head, _, rest = text.partition("\n\n")
+    if not re.match(r"commit [0-9a-f]{7,64}\b", head):
+        return None
+    message = []
+    for line in rest.splitlines():
+        if line and not line.startswith("    "):
+            break
+        message.append(line[4:])
+    subject, _, body = "\n".join(message).strip().partition("\n")
+    return (subject.strip(), body.strip()) if subject.strip() else None
 
 
 def on_head(

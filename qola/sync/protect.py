@@ -142,3 +142,13 @@ def back_up(runner: Runner, plan: Plan, work: LocalWork) -> list[str]:
 
 def _overlaps_any(path: str, others: tuple[str, ...]) -> bool:
     return any(path == o or path.startswith(o + "/") or o.startswith(path + "/") for o in others)
+
+
+def clear_ways(runner: Runner, dep: Dep, found: list[ignored.Way], force: bool) -> list[str]:
+    """Refuse (exit 4) over ignored files in a checkout's way; with force keep them, then
+    clear them, and say so (the notes returned)."""
+    if not found:
+        return []
+    if not force:
+        raise refusal(dep, LocalWork(ways=found))
+    return ignored.keep_and_clear(runner, found, dep.name)

@@ -19,8 +19,15 @@ from qola.gitrun.queries import head_sha
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
 from qola.sync import developing, patches
-from qola.sync.local_work import half_made_changes, status
-from qola.sync.observe import DepState, SubmoduleState, observe, override_dir, submodule_states
+from qola.sync.local_work import StatusEntry, half_made_changes, status
+from qola.sync.observe import (
+    DepState,
+    SubmoduleState,
+    observe,
+    override_dir,
+    own_series,
+    submodule_states,
+)
 from qola.sync.patches import Series, SeriesError
 
 # Kinds of problem. Only `overridden` is not a failure.
@@ -193,7 +200,8 @@ def _check_one(
     if not any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
         # Not below a refused nested submodule: git stops on it when it looks for changes
         # ("cannot chdir", "not a git repository"), and its problem fails the dependency.
-        problems.extend(_local_changes(runner, dep, state, strict))
+        patched = frozenset(s.path for top in submodules for s in top.walk() if s.patched)
+        problems.extend(_local_changes(runner, dep, state, strict, patched))
     return DepReport(dep, where, head, tuple(problems), submodules)
 
 
@@ -218,8 +226,10 @@ def _commit_problems(
     """(HEAD, whether it is where the pin and its patches put it); a commit that is not,
     first in problems."""
     head = state.head or head_sha(runner, state.worktree)
-    top = state.series.get("")
-    at_target = head is not None and head == state.wanted
+    # The split by nested submodule read with git where no record of it was found.
+    top = own_series(runner, dep, state.series, state.worktree, state.gitdir, False)[0]
+    # Every patch may reach into nested submodules only: then the pin itself is wanted.
+    at_target = head is not None and head == (state.wanted if top else dep.commit)
     problem = None
     if top is not None and head is not None and not at_target:
         at_target, problem = _check_series(runner, state.worktree, dep.commit, head, top, state)
@@ -252,7 +262,8 @@ def _submodule_problems(
     if dep.submodules:
         # The gitlinks of the commit HEAD should be at (patches may change them).
         source = head if at_target and head else dep.commit
-        found = submodule_states(runner, state.worktree, gitdir, source, False, state.series)
+        found = submodule_states(runner, state.worktree, gitdir, source, False, state.series,
+                                 "", dep.name)  # fmt: skip
         if found is None and at_target:
             problems.append(Problem(SUBMODULE, "cannot read the pinned commit's submodules"))
         submodules = found or ()
@@ -266,8 +277,11 @@ def _submodule_problems(
     return submodules
 
 
-def _local_changes(runner: Runner, dep: Dep, state: DepState, strict: bool) -> list[Problem]:
-    """What differs in the dependency's files from its HEAD (untracked files with strict)."""
+def _local_changes(
+    runner: Runner, dep: Dep, state: DepState, strict: bool, patched: frozenset[str]
+) -> list[Problem]:
+    """What differs in the dependency's files from its HEAD (untracked files with strict);
+    patched: the nested submodules that carry a patch series."""
     problems = []
     if state.half_made:
         # With no index git sees every file as a staged deletion: what differs is what
@@ -279,7 +293,7 @@ def _local_changes(runner: Runner, dep: Dep, state: DepState, strict: bool) -> l
                 problems.append(Problem(DIRTY, f"{path}: {kind}", path))
         return problems
     try:
-        entries = status(runner, state.worktree, dep.name, untracked=strict)
+        entries = _status(runner, state.worktree, dep.name, strict, patched)
     except GitError as error:
         # A nested submodule git cannot look into (with submodules = false nothing above
         # checked it) is a problem of the tree, not a failed command: say what git said,
@@ -303,6 +317,23 @@ def _local_changes(runner: Runner, dep: Dep, state: DepState, strict: bool) -> l
     return problems
 
 
+def _status(
+    runner: Runner, tree: Path, subject: str, strict: bool, patched: frozenset[str],
+    prefix: str = "",
+) -> list[StatusEntry]:
+    """git status of tree; a nested submodule above a patched one looked into instead:
+    git counts the new commits of a submodule inside it (its series) as modified
+    content, though each is checked against its series on its own."""
+    found = []
+    for entry in status(runner, tree, subject, untracked=strict):
+        path = prefix + entry.path
+        if entry.is_submodule and entry.modified and any(p.startswith(path + "/") for p in patched):
+            found += _status(runner, tree / entry.path, subject, strict, patched, path + "/")
+        else:
+            found.append(replace(entry, path=path))
+    return found
+
+
 def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> list[Problem]:
     if isinstance(sub.refusal, gitfiles.Outside):
         return [
@@ -320,7 +351,7 @@ def _check_submodule(runner: Runner, state: DepState, sub: SubmoduleState) -> li
         return [_uninitialised(sub), *rest]
     if sub.at_target:
         return []
-    series = state.series.get(sub.path)
+    series = sub.series
     if series is not None:
         tree = state.worktree / sub.path
         ok, problem = _check_series(runner, tree, sub.expected, sub.head, series, state)
