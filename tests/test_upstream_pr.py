@@ -74,3 +74,57 @@ def test_offline_the_remote_cannot_be_asked_and_the_move_is_refused(pr, run_qola
     assert res.exit_code == 4
     assert "would lose local work" in res.stderr
     assert snapshot(root) == before
+
+
+def test_a_commit_the_server_holds_but_no_ref_keeps_is_still_local_work(pr, tmp_path, run_qola):
+    """Pushed to a branch, the branch deleted: the server still sends the commit by SHA
+    (until its gc), but nothing there keeps it, so here it is the only copy that lasts."""
+    root, _, _ = pr
+    dep = root / "3rdparty" / "lib"
+    git(dep, "checkout", "-q", "--detach")
+    mine = commit_file(dep, "mine.txt", "precious\n", "my precious work")
+    upstream = tmp_path / "lib"
+    git(dep, "push", "-q", str(upstream), "HEAD:refs/heads/tmp")
+    git(upstream, "branch", "-q", "-D", "tmp")
+    assert git(upstream, "cat-file", "-t", mine) == "commit"
+    before = snapshot(root)
+    for force in ((), ("--force",)):
+        res = run_qola("checkout", *force, cwd=root)
+        if not force:
+            assert res.exit_code == 4
+            assert f"commit on no branch: 3rdparty/lib: {mine[:7]} my precious work" in res.stderr
+            assert snapshot(root) == before
+    assert res.exit_code == 0, res.stderr  # --force: moved, the commit kept under a backup ref
+    assert mine in git(dep, "for-each-ref", "--format=%(objectname)", "refs/qola/backup/")
+
+
+def test_a_remote_that_cannot_be_asked_leaves_the_commits_local_work(pr, tmp_path, run_qola):
+    root, _, tip = pr
+    try_the_pr(root, tip)
+    (tmp_path / "lib").rename(tmp_path / "lib-gone")
+    before = snapshot(root)
+    res = run_qola("checkout", cwd=root)
+    assert res.exit_code == 4
+    said = f"{tmp_path / 'lib'} could not be asked whether it has them: they count as local work"
+    assert said in res.stderr
+    assert snapshot(root) == before
+
+
+def test_a_dependency_whose_url_is_its_own_folder_is_not_asked(deep: Deep, tmp_path, run_qola):
+    """`git submodule add ./3rdparty/lib` of a repository already there: the URL the root
+    records is the dependency itself, which has every commit of its own."""
+    root = init_repo(tmp_path / "te")
+    git(root, "clone", "-q", str(deep.top), "3rdparty/lib")
+    git(root, "submodule", "add", "-q", "./3rdparty/lib", "3rdparty/lib")
+    pin = head(root / "3rdparty" / "lib")
+    (root / "qola.toml").write_text(f'[qola]\nnamespace = "te"\nlib_commit = "{pin}"\n')
+    git(root, "add", "qola.toml")
+    git(root, "commit", "-q", "-m", "pin")
+    assert run_qola("checkout", cwd=root).exit_code == 0
+    dep = root / "3rdparty" / "lib"
+    git(dep, "checkout", "-q", "--detach")
+    mine = commit_file(dep, "w.txt", "w\n", "my only copy")
+    res = run_qola("checkout", cwd=root)
+    assert res.exit_code == 4, res.stderr
+    assert f"{mine[:7]} my only copy" in res.stderr
+    assert head(dep) == mine

@@ -127,8 +127,13 @@ class Runner:
         network: bool = False,
         env: Mapping[str, str] | None = None,
         progress: bool = False,
+        at_most: float | None = None,
     ) -> Output:
         """Run `git -C cwd args…` (env: extra variables); a failure raises GitError.
+
+        at_most: a network command's limit in seconds when it is below the runner's (a
+        question whose answer is only an improvement, such as whether a remote has a
+        commit: it must not hold a refusal up for the whole fetch timeout).
 
         progress: a long command (clone, fetch, checkout); on a thread with a console
         Activity it runs with --progress and git's progress lines go to the activity.
@@ -156,6 +161,8 @@ class Runner:
         full_env = {**given, **neutral}
         full_env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
         limit = self.timeout if network else None
+        if network and at_most is not None:
+            limit = at_most if limit is None else min(limit, at_most)
         started = time.monotonic()
         if activity is None:
             status, stdout, stderr = execute(command, full_env, limit)

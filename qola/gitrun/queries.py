@@ -247,6 +247,22 @@ def default_branch(runner: Runner, where: Path, subject: str, url: str) -> str |
     return None
 
 
+def advertised(runner: Runner, where: Path, url: str, at_most: float) -> set[str] | None:
+    """The commits the remote at url advertises as the tips of its refs (`refs/...`,
+    annotated tags peeled; never its HEAD, which for a repository of one's own may be
+    a commit nothing keeps); None when it cannot be asked within at_most seconds."""
+    out = runner.run(where, "ls-remote", "--end-of-options", url, check=False, network=True,
+                     at_most=at_most)  # fmt: skip
+    if out.status != 0:
+        return None
+    tips = set()
+    for line in out.stdout.splitlines():
+        sha, _, name = line.partition("\t")
+        if name.startswith("refs/") and is_full_sha(sha):
+            tips.add(sha)
+    return tips
+
+
 def remote_ref(
     runner: Runner, where: Path, subject: str, url: str, ref: str
 ) -> tuple[str, str] | None:

@@ -90,22 +90,6 @@ def fetch_commit(
     return _search(runner, repo, source, sha, args, first, env)
 
 
-def remote_has(runner: Runner, url: str, sha: str, subject: str) -> bool:
-    """True when the server at url sends commit sha asked for by SHA, into an empty
-    repository of its own (so nothing this machine has can answer instead: in a repository
-    holding the commit, `git fetch origin <sha>` succeeds without asking). Only the commit
-    object is fetched (depth 1, no trees); any failure, or a server that will not send
-    commits by SHA, is False."""
-    with tempfile.TemporaryDirectory(prefix="qola-probe-") as folder:
-        probe = Path(folder) / "probe.git"
-        runner.run(Path(folder), "init", "-q", "--bare", "--end-of-options", str(probe),
-                   subject=subject)  # fmt: skip
-        out = runner.run(probe, "fetch", "-q", "--no-tags", "--no-write-fetch-head", *_ALONE,
-                         "--depth=1", "--filter=tree:0", "--end-of-options", url, sha,
-                         check=False, network=True)  # fmt: skip
-        return out.status == 0 and has_commit(runner, probe, sha)
-
-
 def _spoke_v2(trace: str) -> bool:
     """True when git's packet trace shows the server answering in protocol v2."""
     try:

@@ -3,6 +3,7 @@ commits only it has. Unlike observe, this runs git: for the dependencies that mo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ class LocalWork:
     # edited: git stash and status see them only once the flag is cleared.
     hidden: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # label, flag, files
     ways: list[Way] = field(default_factory=list)  # ignored files in a checkout's way (ways.py)
+    unasked: str = ""  # why the remote could not say whether it has the commits (refusal)
 
     def __bool__(self) -> bool:
         return bool(self.dirty or self.unsaved or self.ways)
@@ -243,29 +245,56 @@ def _add_unsaved(
         work.commits.append((label, worktree, sha))
 
 
+# How long qola waits for the remote's list of refs before it counts the commits as local
+# work after all: the answer only spares a refusal, and must not hold one up for the
+# whole fetch timeout on a machine off the network.
+ASK_SECONDS = 20.0
+
+
 def without_upstream_commits(runner: Runner, state: DepState, work: LocalWork) -> str | None:
     """Take out of work the dependency's own commits on no branch when its remote (the
-    manifest's URL) has HEAD, and so every one of them: fetched by SHA to test an upstream
-    pull request, they are the remote's, not local work. Asked of the server itself
-    (fetch.remote_has), never read from FETCH_HEAD, which also names a commit of one's
-    own after `git fetch origin <sha>` of it. Nested submodules' commits stay local work.
-    Returns the note that says what the move leaves, or None when nothing was taken out."""
-    from qola.sync.fetch import remote_has  # lazy: a move with commits on no branch only
+    manifest's URL) advertises HEAD as the tip of one of its refs (a branch, a tag, a
+    pull request's refs/pull/N/head): fetched by SHA to test an upstream pull request,
+    they are the remote's, not local work. Only a ref's tip counts: a server sends any
+    object it holds when asked by SHA, also one no ref keeps any more (a branch pushed and
+    deleted), and `FETCH_HEAD` names a commit of one's own after `git fetch origin <sha>`
+    of it. Nested submodules' commits stay local work. Returns the note that says what
+    the move leaves, or None when nothing was taken out (work.unasked then says why the
+    remote gave no answer, if it did not)."""
+    from qola.gitrun import queries  # lazy: a move with commits on no branch only
 
     label, head = state.dep.path, state.head
     mine = [i for i, (where, _, _) in enumerate(work.commits) if where == label]
     if not mine or head is None or work.commits[mine[0]][2] != head:
         return None
-    if not remote_has(runner, state.dep.url, head, state.dep.name):
+    url = state.dep.url
+    if _is_itself(url, state):
+        return None
+    tips = queries.advertised(runner, state.worktree, url, ASK_SECONDS)
+    if tips is None:
+        work.unasked = f"{safetext.line(url)} could not be asked whether it has them"
+        return None
+    if head not in tips:
         return None
     work.unsaved = [item for i, item in enumerate(work.unsaved) if i not in mine]
     work.commits = [item for i, item in enumerate(work.commits) if i not in mine]
     where = safetext.shell_word(str(state.worktree))
     return (
         f"{safetext.path(label)} was at {head[:12]} with {count(len(mine), 'commit')} on no "
-        f"branch here, all of which {safetext.line(state.dep.url)} has: moving loses none of "
-        f"them (`git -C {where} checkout {head[:12]}` goes back)"
+        f"branch here, all of which {safetext.line(url)} has under a ref of its own: moving "
+        f"loses none of them (`git -C {where} checkout {head[:12]}` goes back)"
     )
+
+
+def _is_itself(url: str, state: DepState) -> bool:
+    """A URL that is a path to the dependency's own work tree or git dir (a root whose
+    .gitmodules says `./3rdparty/lib`): what it has is what is here."""
+    path = url.removeprefix("file://")
+    if "://" in path or not os.path.isabs(path):
+        return False
+    real = os.path.realpath(path)
+    own = [state.worktree, *([state.gitdir] if state.gitdir is not None else [])]
+    return any(real == os.path.realpath(p) for p in own)
 
 
 def unsaved_commits(

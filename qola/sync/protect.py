@@ -31,6 +31,8 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
     lines = [f"moving {dep.path} to {dep.commit[:12]} would lose local work:"]
     lines += [f"  uncommitted: {item}" for item in work.dirty]
     lines += _unsaved_lines(work)
+    if work.unasked and work.unsaved:
+        lines.append(f"  ({work.unasked}: they count as local work)")
     lines += ignored.lines(work.ways)
     lines.append("nothing was changed; to keep that work, save it first:")
     for label, tree in work.dirty_trees.items():
