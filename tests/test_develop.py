@@ -209,3 +209,32 @@ def test_configure_builds_against_the_developers_commit(
     assert "my fix" in built.stdout
     assert head(lib(te)) == fix
     assert os.environ.get("QOLA_SOURCE_DIR_LIB") is None
+    # Ending it re-runs the next build's configure, which refuses to lose the fix.
+    assert procs.run("develop", "--end", "lib", "-m", str(te / "qola.toml")).returncode == 0
+    ended = consumer.build_(check=False)
+    assert ended.returncode != 0
+    assert "would lose local work" in flat(ended.stdout + ended.stderr)
+    assert head(lib(te)) == fix
+
+
+def test_a_bump_of_a_dependency_being_developed_is_refused(te: Path, deep: Deep, run_qola):
+    my_fix(te)
+    assert run_qola("develop", "lib", cwd=te).exit_code == 0
+    before = snapshot(te)
+    res = run_qola("bump", "lib", "--to", deep.top_v2, cwd=te)
+    assert res.exit_code == 2
+    assert "qola: lib: it is being developed in this checkout (qola develop)" in res.stderr
+    assert "end it first (qola develop --end lib), or pin what is there (qola freeze lib)" in (
+        res.stderr
+    )
+    assert snapshot(te) == before
+
+
+def test_develop_end_of_a_name_the_manifest_lost_removes_its_mark(te: Path, run_qola):
+    stale = mark(te).parent / "gone"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_bytes(b"")
+    assert "gone (not in the manifest)" in run_qola("develop", cwd=te).stdout
+    res = run_qola("develop", "--end", "gone", cwd=te)
+    assert res.exit_code == 0, res.stderr
+    assert not stale.exists()

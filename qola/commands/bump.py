@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from qola.base import console
+from qola.base.errors import UsageError
 from qola.commands import editing
 from qola.commands.session import Common, Session, finite, session
 from qola.history import bump as bumps  # (bump/bump_all here are the commands)
 from qola.history import edit_record
 from qola.history.bump_all import message, plan
 from qola.output import render
+from qola.repo import develop_marks
 from qola.sync.plan import Options
 
 if TYPE_CHECKING:
@@ -37,6 +39,19 @@ class BumpOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses 
     fmt: str  # json: the move as a JSON document (with dry_run only; bump NAME only)
 
 
+def refuse_if_developing(sess: Session, deps: list[Dep]) -> None:
+    """A bump would pin a commit the build of a dependency being developed does not use."""
+    for dep in deps:
+        if develop_marks.is_marked(sess.manifest.root, dep.name):
+            raise UsageError(
+                dep.name,
+                f"it is being developed in this checkout (qola develop): a bump would "
+                f"pin a commit that {dep.path} does not hold; nothing was changed",
+                f"end it first (qola develop --end {dep.name}), or pin what is there "
+                f"(qola freeze {dep.name})",
+            )
+
+
 def bump(common: Common, name: str, opts: BumpOptions) -> int:
     """Move NAME's pin to opts.ref: resolve, show the log, rewrite the pin, check out."""
 
@@ -47,6 +62,7 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
     with session(common, offline=offline) as sess:
         sess.runner.timeout = finite(opts.fetch_timeout)
         [dep] = sess.deps
+        refuse_if_developing(sess, [dep])
         worktree = sess.manifest.root / dep.path
         options = Options(offline, opts.force)
         words = f"bump {name}" + (f" --to {ref}" if ref else "")
@@ -167,6 +183,7 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
         if not tracked:
             console.result("nothing to bump: no selected dependency has a track to follow")
             return 0
+        refuse_if_developing(sess, list(tracked))  # all or nothing, as every other refusal
         planned = plan(sess.runner, sess.manifest, tracked, offline, opts.allow_downgrade)
         moving = [move for move in planned if move.old != move.new]
         for move in planned:

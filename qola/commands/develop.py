@@ -4,6 +4,7 @@ What the mode is for and how it differs from an override: docs/developing.md."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from qola.base import console
@@ -17,22 +18,38 @@ from qola.sync.observe import observe, override_dir
 
 
 def develop(common: Common, end: bool) -> int:
-    """Mark (or, with end, unmark) the dependencies named; without names, list the marked."""
-    with session(common, offline=True) as sess:
+    """Mark (or, with end, unmark) the dependencies named; without names, list the marked.
+
+    A mark whose name the manifest no longer has (renamed, removed) is listed as such, and
+    `--end NAME` removes it."""
+    names = common.names
+    with session(dataclasses.replace(common, names=()), offline=True) as sess:
         root = sess.manifest.root
         gitdir = gitfiles.find_git_dir(root)
-        if not common.names:
+        marked = develop_marks.marked(root)
+        known = {dep.name for dep in sess.manifest.deps}
+        if not names:
             if end:
                 raise UsageError("develop", "--end needs the names of the dependencies to end",
                                  "qola develop --end NAME (qola develop lists them)")  # fmt: skip
-            marked = set(develop_marks.marked(root))
-            deps = [dep for dep in sess.manifest.deps if dep.name in marked]
-            for dep in deps:
+            for dep in (dep for dep in sess.manifest.deps if dep.name in marked):
                 state = observe(sess.manifest, dep, sess.runner)
                 console.result(report.shown(*report.line(dep, developing.words(sess.runner, state)),
                                             console.paint))  # fmt: skip
-            if not deps:
+            for name in (name for name in marked if name not in known):
+                console.result(f"{name} (not in the manifest): marked; qola develop --end {name} "
+                               "removes the mark")  # fmt: skip
+            if not marked:
                 console.result("no dependency is being developed in this checkout")
+            return 0
+        stale = [name for name in names if end and name in marked and name not in known]
+        rest = [name for name in names if name not in stale]
+        sess.deps = sess.manifest.select(rest) if rest else ()  # select([]) would be all
+        if gitdir is not None:
+            for name in stale:
+                develop_marks.unmark(gitdir, name)
+                console.result(f"{name}: mark removed (the manifest has no such dependency)")
+        if not sess.deps:
             return 0
         if gitdir is None:
             raise UsageError(

@@ -39,6 +39,9 @@ def freeze(common: Common, dry_run: bool) -> int:
             _end_developing(sess)
             return 0
         if dry_run:
+            for dep in sess.deps:
+                if develop_marks.is_marked(sess.manifest.root, dep.name):
+                    console.result(f"{dep.name}: would no longer be developing")
             console.result("dry run: nothing was written")
             return 0
         raw, text = bump.read_manifest(sess.manifest)

@@ -18,7 +18,7 @@ from qola.repo import gitfiles
 from qola.sync import fetch
 from qola.sync.apply import refusal
 from qola.sync.engine import checkout as run_checkout
-from qola.sync.local_work import observe_local_work
+from qola.sync.local_work import observe_local_work, without_upstream_commits
 from qola.sync.observe import observe
 from qola.sync.plan import make_plan
 
@@ -81,6 +81,8 @@ def prepare(
         state = observe(manifest, dataclasses.replace(move.dep, commit=move.new), runner)
         steps = make_plan(state)  # RefusedError: a folder git does not accept
         work = observe_local_work(runner, state, list(steps.moving_submodules), steps.move_head)
+        if work.unsaved and not options.offline:
+            without_upstream_commits(runner, state, work)  # as checkout judges them
         if work and not options.force:
             refused.append(refusal(state.dep, work))
     if refused:

@@ -16,6 +16,8 @@ from qola.base import names
 from qola.base.errors import ManifestError, UsageError
 from qola.output import gitlink_warnings
 from qola.repo import store, trail
+from qola.repo.develop_marks import mark_path
+from qola.repo.gitfiles import find_git_dir
 from qola.sync.observe import override_dir
 
 if TYPE_CHECKING:
@@ -164,12 +166,18 @@ def render(
 
 
 def configure_depends(manifest: Manifest, deps: Sequence[Result]) -> list[Path]:
-    """Files besides the manifest whose change must re-run configure: .gitmodules, patches."""
+    """Files besides the manifest whose change must re-run configure: .gitmodules, patches,
+    and the mark of a dependency being developed (`qola develop --end` removes it: the
+    next build's configure brings the pin back, or refuses)."""
     files: list[Path] = []
     gitmodules = manifest.root / ".gitmodules"
     if gitmodules.is_file():
         files.append(gitmodules)  # where legacy pins get their path and url
     selected = {dep.name for dep in deps}
+    gitdir = find_git_dir(manifest.root)
+    if gitdir is not None:
+        files += [mark_path(gitdir, name) for name in sorted(selected)
+                  if mark_path(gitdir, name).is_file()]  # fmt: skip
     for dep in manifest.deps:
         if dep.name in selected and dep.patches:
             folder = manifest.root / dep.patches
