@@ -57,10 +57,10 @@ def refusal(dep: Dep, work: LocalWork) -> RefusedError:
         where, label = safetext.shell_word(str(tree)), safetext.line(label)
         lines.append(f"  git -C {where} branch keep-{sha[:7]} {sha}  # the commits in {label}")
     if work.commits:  # commits to build with: what `develop` and `freeze` are for
-        name = safetext.shell_word(dep.name)
-        lines.append(f"or build with it instead of the pin: `qola develop {name}` leaves "
-                     f"{dep.path} as it is until `qola develop --end {name}`; `qola freeze "
-                     f"{name}` pins the commit checked out")  # fmt: skip
+        develop, freeze = (hints.qola_command(what, dep.name) for what in ("develop", "freeze"))
+        lines.append(f"or build with it instead of the pin: `{develop}` leaves {dep.path} as "
+                     f"it is until `qola develop --end {dep.name}`; `{freeze}` pins the "
+                     "commit checked out")  # fmt: skip
     backups = store.backup_prefix(dep.name)
     hint = hints.either(
         f"then run qola again; or run it with --force to save all of it under {backups} "
