@@ -6,8 +6,9 @@ from qola.base import console
 from qola.commands import editing
 from qola.commands.bump import command_line, warn_if_only_here
 from qola.commands.session import Common, Session, session
+from qola.gitrun import queries
 from qola.gitrun.lock import DEFAULT_TIMEOUT
-from qola.history import bump, edit_record
+from qola.history import bump, edit_record, releases
 from qola.repo import develop_marks, gitfiles
 from qola.sync.plan import Options
 
@@ -20,17 +21,22 @@ def freeze(common: Common, dry_run: bool) -> int:
         finish = None if dry_run else editing.left_over(sess, command)
         if finish is not None:
             return finish(Options())
-        changes = {}
+        changes, labels = {}, {}
         for dep in sess.deps:
             head = bump.current_head(sess.runner, sess.manifest, dep)
             if head != dep.commit or dep.abbreviated_from:
                 changes[dep] = head
+                # The label: a tag of the clone's that names what is pinned now.
+                tags = queries.local_tags(sess.runner, sess.manifest.root / dep.path)
+                labels[dep.name] = releases.label_for(tags, head, dep.tag)
                 if dep.abbreviated_from and head == dep.commit:
                     # Written in full: the short form as the manifest has it, and the full SHA.
                     console.result(f"{dep.name} {dep.abbreviated_from} -> {head}")
                 else:
                     old = dep.abbreviated_from or dep.commit[:12]
-                    console.result(f"{dep.name} {old} -> {head[:12]}")
+                    tag = labels[dep.name]
+                    said = f"{dep.name} {old} -> {head[:12]}"
+                    console.result(f"{said} ({tag})" if tag else said)
                 if head != dep.commit:
                     where = sess.manifest.root / dep.path
                     warn_if_only_here(sess.runner, where, dep.name, dep.path, dep.url, head)
@@ -45,10 +51,10 @@ def freeze(common: Common, dry_run: bool) -> int:
             console.result("dry run: nothing was written")
             return 0
         raw, text = bump.read_manifest(sess.manifest)
-        new_text = bump.edit_pins(sess.manifest, text, changes)
+        new_text = bump.edit_pins(sess.manifest, text, changes, labels)
         linked = [dep for dep in changes if bump.root_gitlink(sess.runner, sess.manifest, dep)]
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, changes, linked, None,
-                                "frozen")  # fmt: skip
+                                "frozen", labels)  # fmt: skip
         with editing.recorded(sess, edit, DEFAULT_TIMEOUT):
             code = editing.carry_out(sess, edit, Options(), DEFAULT_TIMEOUT,
                                      (raw, new_text))  # fmt: skip

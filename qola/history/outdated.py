@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from qola.base.errors import GitError, QolaError, UsageError
 from qola.base.plural import count
 from qola.gitrun import queries
+from qola.history import releases
 from qola.history.commits import compare
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
@@ -62,6 +63,8 @@ class Lag:
     tip: str | None = None
     comparison: Comparison | None = None
     error: QolaError | None = None
+    tip_tag: str | None = None  # the tag that names the tip, where one does
+    releases_behind: int | None = None  # a track of releases: how many are newer than the pin
 
     @property
     def behind(self) -> int | None:
@@ -123,18 +126,29 @@ def measure_all(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner) -> li
 
 
 def measure(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) -> Lag:
-    """dep's pin against the tip of its followed ref."""
+    """dep's pin against the tip of its followed ref (for a track of releases, the newest
+    release), with the tags that name the tip, in one ls-remote."""
     ref, follows = dep.follows
     # ls-remote runs in a new empty folder: never in one whose repository git would read.
     empty = Path(tempfile.mkdtemp(prefix=f"{dep.name}-", dir=scratch))
+    asked = ["refs/tags/*"] if releases.is_pattern(dep.track) else [ref, "refs/tags/*"]
+    refs = queries.remote_refs(runner, empty, dep.name, dep.url, asked)
+    behind = None
     if dep.track is None:
-        tip = queries.default_branch(runner, empty, dep.name, dep.url)
+        tip = refs.get("HEAD")
         if tip is None:
             raise GitError(
                 dep.name, f"{dep.url} has no default branch (HEAD)", "give it a track to follow"
             )
+    elif releases.is_pattern(dep.track):
+        newest = releases.newest(refs, dep.track)
+        if newest is None:
+            raise GitError(dep.name, f"no release of {dep.url} matches track {dep.track!r}",
+                           "point track at the remote's tags, e.g. refs/tags/v*")  # fmt: skip
+        ref, tip = f"refs/tags/{newest[0]}", newest[1]
+        behind = releases.behind(refs, dep.track, dep.commit, dep.tag)
     else:
-        found = queries.remote_ref(runner, empty, dep.name, dep.url, dep.track)
+        found = queries.pick_ref(refs, dep.track)
         if found is None:
             raise GitError(
                 dep.name,
@@ -147,4 +161,5 @@ def measure(manifest: Manifest, dep: Dep, runner: Runner, scratch: Path) -> Lag:
     worktree = manifest.root / dep.path
     local = worktree if gitfiles.git_dir(worktree) is not None else None
     comparison = compare(runner, dep.name, dep.url, dep.commit, tip, local, want=ref)
-    return Lag(dep, follows, ref, tip, comparison)
+    tip_tag = releases.label_for(refs, tip, ref.removeprefix("refs/tags/"))
+    return Lag(dep, follows, ref, tip, comparison, tip_tag=tip_tag, releases_behind=behind)

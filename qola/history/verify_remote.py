@@ -11,6 +11,7 @@ from pathlib import Path
 from qola.base import console
 from qola.gitrun import queries
 from qola.gitrun.git import Runner
+from qola.history import releases
 from qola.history.scratch import REF, scratch
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
@@ -40,7 +41,13 @@ def reachability(manifest: Manifest, dep: Dep, runner: Runner, folder: Path) -> 
     else:
         empty = folder / f"{dep.name}.ls-remote"
         empty.mkdir()
-        found = queries.remote_ref(runner, empty, dep.name, dep.url, dep.track)
+        if releases.is_pattern(dep.track):
+            # Releases: the pin is upstream when the newest release's history holds it.
+            newest = releases.newest(queries.remote_refs(runner, empty, dep.name, dep.url,
+                                                         ["refs/tags/*"]), dep.track)  # fmt: skip
+            found = None if newest is None else (f"refs/tags/{newest[0]}", newest[1])
+        else:
+            found = queries.remote_ref(runner, empty, dep.name, dep.url, dep.track)
         if found is None:
             return Problem(
                 UNREACHABLE,

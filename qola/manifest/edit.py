@@ -19,6 +19,7 @@ from typing import Any
 from qola.base.errors import ManifestError
 from qola.base.shas import is_full_sha
 from qola.manifest.tomlscan import ScanError, StringValue, string_values
+from qola.manifest.values import label_problem  # the loader's own rule
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,8 +60,6 @@ def set_label(text: str, key: str, tag: str | None, source: str = "manifest") ->
     current = _lookup(old, label)
     if current == tag:
         return text
-    from qola.manifest.values import label_problem  # the loader's own rule
-
     if tag is not None and label_problem(tag):
         raise LabelPlacementError(source, f"{where}: {tag!r} cannot be a label "
                                   f"({label_problem(tag)})")  # fmt: skip

@@ -32,7 +32,9 @@ class Followed(NamedTuple):
 
 def followed(track: str | None) -> Followed:
     """The ref followed with this track (None: none set): what `bump` moves the pin to."""
-    return Followed("HEAD", "the default branch") if track is None else Followed(track, track)
+    if track is None:
+        return Followed("HEAD", "the default branch")
+    return Followed(track, f"releases {track}" if "*" in track else track)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Dep:
     path: str  # POSIX, relative to the root
     url: str  # absolute URL or absolute local path
     commit: str  # the pin: a full SHA, or an abbreviated one (legacy form only)
-    track: str | None  # branch or tag that `bump` follows
+    track: str | None  # branch, tag or pattern of tags (refs/tags/v*) that `bump` follows
     submodules: bool  # nested submodules follow the pinned commit's gitlinks
     patches: str | None  # folder of *.patch, relative to the root
     submodule_name: str | None  # its name in the root's .gitmodules, when it is one

@@ -158,6 +158,8 @@ def groups(loader: Loader, where: str, value: Any) -> tuple[str, ...]:
 def track(loader: Loader, where: str, track: str) -> str:
     if not track or track.startswith("-") or CONTROL.search(track):
         raise loader.fail(where, f"{track!r} is not a branch or tag name")
+    if "*" in track:
+        return release_pattern(loader, where, track)
     why = names.ref_name_problem(track)
     if why is not None:
         # git asks the remote for it, and a fetch takes it as a refspec: `a:b` would
@@ -166,6 +168,24 @@ def track(loader: Loader, where: str, track: str) -> str:
             where,
             f"{track!r} is not a branch or tag name git accepts ({why})",
             "give the branch or tag as git names it, e.g. main, release/2.1 or v2.1.0",
+        )
+    return track
+
+
+def release_pattern(loader: Loader, where: str, track: str) -> str:
+    """A track that follows releases: a pattern of tags such as refs/tags/v*."""
+    if not track.startswith("refs/tags/"):
+        raise loader.fail(
+            where,
+            f"{track!r} is a pattern, and only tags can be followed by one",
+            'follow releases with a pattern of tags: track = "refs/tags/v*"',
+        )
+    why = names.ref_name_problem(track.replace("*", "x"))
+    if why is not None or any(char in track for char in "?[\\"):
+        raise loader.fail(
+            where,
+            f"{track!r} is not a pattern of tags qola follows ({why or 'only * may match'})",
+            'give the tags\' common start and a *, e.g. track = "refs/tags/v*"',
         )
     return track
 

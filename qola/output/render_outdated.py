@@ -31,9 +31,13 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
         behind = "?" if item.behind is None else str(item.behind)
         days = item.days_behind(now)
         rows.append((
-            item.dep.name, item.dep.commit[:12], pinned, item.follows,
-            item.tip[:12] if item.tip else "-", behind, "-" if days is None else str(days),
+            item.dep.name, _labelled(item.dep.commit, item.dep.tag), pinned, item.follows,
+            _labelled(item.tip, item.tip_tag) if item.tip else "-", behind,
+            "-" if days is None else str(days),
         ))  # fmt: skip
+        if item.releases_behind:
+            notes.append(f"{item.dep.name}: {count(item.releases_behind, 'release')} behind; "
+                         f"the newest is {item.tip_tag}")  # fmt: skip
         if item.error is not None:
             notes.append(f"{item.dep.name}: could not be measured (below)")
         elif item.on_track is False:
@@ -60,6 +64,11 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
     return "\n".join(lines + notes) + "\n"
 
 
+def _labelled(sha: str, tag: str | None) -> str:
+    """`7f1f774d2b3c`, or with a label `v1.0 (7f1f774)`."""
+    return f"{tag} ({sha[:7]})" if tag else sha[:12]
+
+
 def as_markdown(lags: list[Lag], now: float) -> str:
     """The table as a pull-request comment: each nested submodule the tip would move on a
     row below its dependency, then notes and each pin's missing commits."""
@@ -73,9 +82,11 @@ def as_markdown(lags: list[Lag], now: float) -> str:
         behind = "unknown" if item.behind is None else str(item.behind)
         if item.behind and item.tip:
             behind = md.compare_link(dep.url, dep.commit, item.tip, behind)
-        cells = [md.code(dep.name), md.commit_link(dep.url, dep.commit, dep.commit[:12]),
+        cells = [md.code(dep.name), md.commit_link(dep.url, dep.commit,
+                                                   _labelled(dep.commit, dep.tag)),
                  _day(found.old_commit.time) if found and found.old_commit else "",
-                 md.text(item.follows), md.commit_link(dep.url, item.tip, item.tip[:12])
+                 md.text(item.follows), md.commit_link(dep.url, item.tip,
+                                                       _labelled(item.tip, item.tip_tag))
                  if item.tip else "", behind, "" if days is None else str(days)]  # fmt: skip
         out.append("| " + " | ".join(cells) + " |")
         for nested in _nested(item):
@@ -94,6 +105,9 @@ def _markdown_note(item: Lag) -> list[str]:
         return [f"- {name}: could not be measured: {md.text(cmake_env.render(item.error))}"]
     if item.on_track is False:
         return [f"- {name}: ⚠️ the pin is not in the history of {md.text(item.follows)}"]
+    if item.releases_behind:
+        return [f"- {name}: {count(item.releases_behind, 'release')} behind; the newest is "
+                f"{md.code(item.tip_tag or '')}"]
     found = item.comparison
     if found is not None and not found.known:
         return [f"- {name}: ⚠️ the pin {md.code(item.dep.commit[:12])} is not upstream"]
@@ -145,10 +159,13 @@ def _lag_json(item: Lag, limit: Limit | None, now: float) -> dict[str, Any]:
         "name": item.dep.name,
         "path": item.dep.path,
         "pinned": item.dep.commit,
+        "tag": item.dep.tag,
         "pinned_date": _iso(found.old_commit.time) if found and found.old_commit else None,
         "follows": item.dep.track,
         "ref": item.ref,
         "tip": item.tip,
+        "tip_tag": item.tip_tag,
+        "releases_behind": item.releases_behind,
         "tip_date": _iso(newest.time) if newest else None,
         "tip_subject": newest.subject if newest else None,
         "behind": item.behind,

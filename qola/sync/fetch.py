@@ -119,7 +119,8 @@ def _search(
         remote, blobs = "origin", ["--filter=blob:none"]
     branch = followed(source.track).ref
     searched = "the default branch" if source.track is None else repr(source.track)
-    for refspec in (branch, TAGS):
+    # A track of releases (refs/tags/v*) is searched with the tags, which hold it.
+    for refspec in (TAGS,) if "*" in branch else (branch, TAGS):
         args = ["fetch", "-q", "--no-tags", *_ALONE, *blobs, "--end-of-options", remote, refspec]
         out = runner.run(repo, *args, check=False, network=True, progress=True, env=env)
         if out.status != 0:
