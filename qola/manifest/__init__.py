@@ -242,7 +242,7 @@ class Loader:
             if key not in DEP_KEYS:
                 hint = did_you_mean(key, list(DEP_KEYS)) or f"known keys: {', '.join(DEP_KEYS)}"
                 raise self.fail(f"{where}.{key}", "unknown key", hint)
-        for key in ("path", "url", "commit", "track", "patches"):
+        for key in ("path", "url", "commit", "tag", "track", "patches"):
             if key in table and not isinstance(table[key], str):
                 raise self.fail(f"{where}.{key}", f"must be a string, not {table[key]!r}")
         if "submodules" in table and not isinstance(table["submodules"], bool):
@@ -273,6 +273,9 @@ class Loader:
         patches = table.get("patches")
         if patches is not None:
             patches = values.path(self, f"{where}.patches", patches, root)
+        tag = table.get("tag")
+        if tag is not None:
+            tag = values.tag(self, f"{where}.tag", tag)
         return Dep(
             name=name,
             path=path,
@@ -285,6 +288,7 @@ class Loader:
             key=f"{where}.commit",
             line=self.line(f"{where}.commit"),
             groups=groups,
+            tag=tag,
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -41,6 +42,91 @@ def set_pin(text: str, key: str, new_sha: str, source: str = "manifest") -> str:
     new_text = text[:inner_start] + new_sha + text[inner_end:]
     _check(text, new_text, key, path, new_sha, source)
     return new_text
+
+
+class LabelPlacementError(ManifestError):
+    """A label the manifest's layout leaves no place for; the pin itself is fine."""
+
+
+def set_label(text: str, key: str, tag: str | None, source: str = "manifest") -> str:
+    """The manifest text with the label beside the pin at key (a Dep.key) set to tag, or
+    removed (tag None), nothing else changed: `tag = "v1.2"` after `commit` in a [deps.NAME]
+    table, `NAME_tag` after `NAME_commit` in [qola]."""
+    pin = _key_path(key, source)
+    label = _label_path(pin)
+    where = ".".join(label)
+    old = _parse(text, source)
+    current = _lookup(old, label)
+    if current == tag:
+        return text
+    from qola.manifest.values import label_problem  # the loader's own rule
+
+    if tag is not None and label_problem(tag):
+        raise LabelPlacementError(source, f"{where}: {tag!r} cannot be a label "
+                                  f"({label_problem(tag)})")  # fmt: skip
+    if current is not None:
+        value = _locate(text, where, label, source)
+        if tag is not None:
+            inner_start, inner_end = value.start + len(value.quote), value.end - len(value.quote)
+            new_text = text[:inner_start] + tag + text[inner_end:]
+        else:
+            new_text = _without_line(text, value, where, source)
+    else:
+        assert tag is not None
+        new_text = _with_label_after(text, _locate(text, key, pin, source), label, tag, source)
+    _check(text, new_text, where, label, tag, source)
+    return new_text
+
+
+def _label_path(pin: tuple[str, ...]) -> tuple[str, ...]:
+    if pin[0] == "deps":
+        return (*pin[:-1], "tag")
+    return ("qola", pin[-1].removesuffix("_commit") + "_tag")
+
+
+# What stands before a value on its line when its key is alone there: indent, the dotted
+# table part of the key, its last part, the `=`.
+_KEY_BEFORE = re.compile(
+    r"^([ \t]*)((?:[A-Za-z0-9_-]+[ \t]*\.[ \t]*)*)([A-Za-z0-9_-]+)([ \t]*=[ \t]*)$"
+)
+
+
+def _with_label_after(
+    text: str, pin: StringValue, label: tuple[str, ...], tag: str, source: str
+) -> str:
+    """A new `tag = "…"` on the line after the pin's, written as the pin's own line is."""
+    line_start = text.rfind("\n", 0, pin.start) + 1
+    found = _KEY_BEFORE.match(text[line_start : pin.start])
+    if found is None:
+        after = text[pin.end :].lstrip(" \t")
+        if after.startswith((",", "}")):  # an inline table: beside the pin, in it
+            return f'{text[: pin.end]}, {label[-1]} = "{tag}"{text[pin.end :]}'
+        where = ".".join(label)
+        raise LabelPlacementError(source, f"{where}: no place to write it beside the pin",
+                                  f'add {label[-1]} = "{tag}" below the pin')  # fmt: skip
+    indent, dotted, _, equals = found.groups()
+    line = f'{indent}{dotted}{label[-1]}{equals}"{tag}"'
+    end = text.find("\n", pin.end)
+    if end == -1:
+        newline = "\r\n" if "\r\n" in text else "\n"
+        return text + newline + line  # the file had no final newline: still none
+    newline = "\r\n" if text[end - 1 : end] == "\r" else "\n"
+    cut = end - 1 if newline == "\r\n" else end
+    return text[:cut] + newline + line + text[cut:]
+
+
+def _without_line(text: str, value: StringValue, where: str, source: str) -> str:
+    """The text without the line that holds only the value's key, the value and a comment."""
+    line_start = text.rfind("\n", 0, value.start) + 1
+    end = text.find("\n", value.end)
+    end = len(text) if end == -1 else end + 1
+    rest = text[value.end : end].strip()
+    if _KEY_BEFORE.match(text[line_start : value.start]) and (not rest or rest.startswith("#")):
+        if end == len(text) and not text.endswith("\n") and line_start:  # the last line
+            line_start -= 2 if text[line_start - 2 : line_start] == "\r\n" else 1
+        return text[:line_start] + text[end:]
+    raise LabelPlacementError(source, f"{where}: it shares its line with other keys, so qola "
+                              "cannot remove it alone", "remove it by hand")  # fmt: skip
 
 
 def write_atomically(path: Path, new_text: str, expected_old: bytes) -> None:
@@ -139,15 +225,17 @@ def _locate(text: str, key: str, path: tuple[str, ...], source: str) -> StringVa
 
 
 def _check(
-    old_text: str, new_text: str, key: str, path: tuple[str, ...], new_sha: str, source: str
+    old_text: str, new_text: str, key: str, path: tuple[str, ...], new_sha: str | None,
+    source: str,
 ) -> None:
-    """Refuse an edit whose parse differs from the original in anything but the pin."""
+    """Refuse an edit whose parse differs from the original in anything but the value at
+    path (new_sha, or None: removed)."""
     old = _parse(old_text, source)
     try:
         new = tomllib.loads(new_text)
         restored = _with_value(new, path, _lookup(old, path))
         # repr, not ==: it tells True from 1 and 1.0 from 1, and nan equals itself.
-        same = repr(_lookup(new, path)) == repr(new_sha) and repr(restored) == repr(old)
+        same = repr(_lookup(new, path)) == repr(new_sha) and _canon(restored) == _canon(old)
     except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError):
         same = False
     if not same:
@@ -156,6 +244,15 @@ def _check(
             f"{key}: the edit would change more than the pin; nothing was written",
             _BUG_HINT,
         )
+
+
+def _canon(data: Any) -> str:
+    """data as text in which key order does not count (a removed and restored key moves)."""
+    if isinstance(data, dict):
+        return "{" + ", ".join(f"{k!r}: {_canon(data[k])}" for k in sorted(data)) + "}"
+    if isinstance(data, list):
+        return "[" + ", ".join(_canon(item) for item in data) + "]"
+    return repr(data)
 
 
 def _parse(text: str, source: str) -> dict[str, Any]:
@@ -175,10 +272,16 @@ def _lookup(data: dict[str, Any], path: tuple[str, ...]) -> Any:
 
 
 def _with_value(data: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
-    """A copy of data with the value at path replaced (copying only the tables on the way)."""
+    """A copy of data with the value at path replaced, or removed where value is None
+    (copying only the tables on the way)."""
     head, rest = path[0], path[1:]
     copy = dict(data)
-    copy[head] = _with_value(data[head], rest, value) if rest else value
+    if rest:
+        copy[head] = _with_value(data[head], rest, value)
+    elif value is None:
+        copy.pop(head, None)
+    else:
+        copy[head] = value
     return copy
 
 

@@ -26,6 +26,7 @@ class Extras:
     submodules: bool = True
     patches: str | None = None
     groups: tuple[str, ...] = ()
+    tag: str | None = None
 
 
 def deps(loader: Loader, qola: dict[str, Any],
@@ -78,6 +79,7 @@ def deps(loader: Loader, qola: dict[str, Any],
                 key=where,
                 line=loader.line(where),
                 groups=extra.groups,
+                tag=extra.tag,
             )
         )
     shared = [d for d in deps if f"{d.name}_patches" not in qola]
@@ -100,7 +102,8 @@ def deps(loader: Loader, qola: dict[str, Any],
 
 
 def extras(loader: Loader, qola: dict[str, Any], name: str, root: Path) -> Extras:
-    """The `<name>_track`, `_url`, `_submodules` and `_patches` keys beside `<name>_commit`."""
+    """The `<name>_tag`, `_track`, `_url`, `_submodules` and `_patches` keys beside
+    `<name>_commit`."""
     found = Extras()
     for key in LEGACY_KEYS:
         full = f"{name}_{key}"
@@ -117,6 +120,8 @@ def extras(loader: Loader, qola: dict[str, Any], name: str, root: Path) -> Extra
             raise loader.fail(where, f"must be a string, not {value!r}")
         elif key == "track":
             found.track = values.track(loader, where, value)
+        elif key == "tag":
+            found.tag = values.tag(loader, where, value)
         elif key == "url":
             found.url = values.url(loader, where, value, root)
         else:

@@ -15,12 +15,12 @@ SCHEMA = 1
 BOM = "\ufeff"
 
 
-DEP_KEYS = ("path", "url", "commit", "track", "submodules", "patches", "groups")
+DEP_KEYS = ("path", "url", "commit", "tag", "track", "submodules", "patches", "groups")
 
 
 # What the legacy form may say beside `[qola] <name>_commit`, as `<name>_<key>`. Read only
 # for a name that has a `<name>_commit`: every other key in [qola] is other tools'.
-LEGACY_KEYS = ("track", "url", "submodules", "patches", "groups")
+LEGACY_KEYS = ("tag", "track", "url", "submodules", "patches", "groups")
 
 
 class Followed(NamedTuple):
@@ -51,6 +51,12 @@ class Dep:
     line: int | None  # the pin's line in the manifest (1-based), when found
     abbreviated_from: str | None = None  # the legacy abbreviated pin this one was expanded from
     groups: tuple[str, ...] = ()  # the groups `--group NAME` selects it by
+    tag: str | None = None  # the label beside the pin: the tag that names the pinned commit
+
+    @property
+    def pinned_as(self) -> str:
+        """The pin as people name it: its tag where it has one, else the short commit."""
+        return self.tag or self.commit[:7]
 
     @property
     def follows(self) -> Followed:

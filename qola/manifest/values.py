@@ -170,6 +170,30 @@ def track(loader: Loader, where: str, track: str) -> str:
     return track
 
 
+def tag(loader: Loader, where: str, value: str) -> str:
+    """The label beside a pin: a tag's short name, as `git tag` lists it."""
+    if value.startswith("refs/"):
+        short = value.removeprefix("refs/tags/")
+        raise loader.fail(where, f"{value!r} is a ref, not a tag's name",
+                          f'write the name alone: tag = "{short}"')  # fmt: skip
+    if not label_problem(value):
+        return value
+    raise loader.fail(
+        where,
+        f"{value!r} is not a tag name git accepts ({label_problem(value)})",
+        "give the tag as `git tag` lists it, e.g. v2.1.0",
+    )
+
+
+def label_problem(tag: str) -> str | None:
+    """Why tag cannot be a pin's label (None: it can), checked where it is read and written."""
+    if not tag or tag.startswith("-") or CONTROL.search(tag):
+        return "empty, leading '-' or a control character"
+    if any(char in tag for char in "\\\"'"):
+        return "it holds a quote or a backslash"
+    return names.ref_name_problem(f"refs/tags/{tag}")
+
+
 def commit(loader: Loader, where: str, name: str, value: str, legacy: bool) -> str:
     commit = value.strip().lower()
     if is_full_sha(commit):
