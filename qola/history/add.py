@@ -110,10 +110,17 @@ def commits_of_tags(refs: Mapping[str, str]) -> dict[str, str]:
 
 
 def tag_naming(refs: Mapping[str, str], sha: str) -> str | None:
-    """The tag that names exactly commit sha; of several, the newest version (11.1.4 after
-    11.0.2, v2.10 after v2.9)."""
+    """The tag that names exactly commit sha; of several, a release before a pre-release
+    (v2.0 before v2.0-rc1, which a release commit often carries too), then the newest
+    version (v2.10 after v2.9)."""
     tags = [tag for tag, commit in commits_of_tags(refs).items() if commit == sha]
-    return max(tags, key=version_order) if tags else None
+    if not tags:
+        return None
+    return max(tags, key=lambda tag: (not _PRERELEASE.search(tag), version_order(tag)))
+
+
+# A version's pre-release suffix: 2.0-rc1, v3.1.0-beta.2, 1.0a1 ...
+_PRERELEASE = re.compile(r"\d[-_.]?(rc|alpha|beta|a|b|pre|preview|dev)[-_.]?\d*$", re.IGNORECASE)
 
 
 def version_order(name: str) -> tuple[tuple[int, int | str], ...]:
