@@ -87,7 +87,8 @@ def test_bump_dry_run_and_no_checkout_of_a_dependency_not_checked_out_clone_noth
     res = run_qola("bump", "lib", "--to", "v2.0", "--dry-run", "-m", str(project.manifest))
     assert res.exit_code == 0, res.stderr
     assert res.stdout == (
-        f"lib {upstream.lib_v1[:7]}..{upstream.lib_v2[:7]} (1 commit)\n"
+        f"lib {upstream.lib_v1[:7]}..v2.0 ({upstream.lib_v1[:7]}..{upstream.lib_v2[:7]}, "
+        "1 commit)\n"
         f"  submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
         f"  {upstream.lib_v2[:7]} lib v2, nested v2\n"
         "dry run: nothing was written\n"
@@ -231,6 +232,14 @@ def te_style(tmp_path, upstream, run_qola):
     return root
 
 
+def tagged(manifest: bytes, old: str, new: str, tag: str) -> bytes:
+    """te_style's manifest with the pin moved from old to new and labelled tag."""
+    pinned = manifest.replace(old.encode(), new.encode())
+    newline = b"\r\n" if b"\r\n" in manifest else b"\n"
+    return pinned.replace(b"6.4" + newline, b'6.4%slib_tag = "%s"%s' % (newline, tag.encode(),
+                                                                       newline), 1)
+
+
 def test_bump_commit_legacy_form_commits_manifest_and_gitlink(te_style, upstream, run_qola):
     root = te_style
     before = (root / "qola.toml").read_bytes()
@@ -239,11 +248,11 @@ def test_bump_commit_legacy_form_commits_manifest_and_gitlink(te_style, upstream
     res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(root / "qola.toml"))
     assert res.exit_code == 0, res.stderr
     after = (root / "qola.toml").read_bytes()
-    assert after == before.replace(upstream.lib_v1.encode(), upstream.lib_v2.encode())
+    assert after == tagged(before, upstream.lib_v1, upstream.lib_v2, "v2.0")
     assert b"\r\n" in after and b"'" + upstream.lib_v2.encode() + b"' # pinned" in after
     message = git(root, "log", "-1", "--format=%B")
     assert message == (
-        f"Bump lib from {upstream.lib_v1[:7]} to {upstream.lib_v2[:7]}\n\n"
+        f"Bump lib from {upstream.lib_v1[:7]} to v2.0\n\n"
         f"submodule extern/nested: {upstream.nested_v1[:7]}..{upstream.nested_v2[:7]}\n"
         f"{upstream.lib_v2[:7]} lib v2, nested v2"
     )
@@ -266,7 +275,7 @@ def test_bump_commit_leaves_an_unstaged_edit_of_the_manifest_unstaged_and_uncomm
     manifest.write_bytes(manifest.read_bytes() + b"# TODO: not for this commit\r\n")
     res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
     assert res.exit_code == 0, res.stderr
-    bumped = committed.replace(upstream.lib_v1, upstream.lib_v2)
+    bumped = tagged(committed.encode(), upstream.lib_v1, upstream.lib_v2, "v2.0").decode()
     assert git(te_style, "show", "HEAD:qola.toml") == bumped
     assert git(te_style, "show", ":qola.toml") == bumped  # the index: the commit's copy
     assert git(te_style, "diff", "--cached", "--name-only") == ""
@@ -285,7 +294,7 @@ def test_bump_commit_leaves_a_staged_edit_of_the_manifest_staged_and_uncommitted
     git(te_style, "add", "qola.toml")
     res = run_qola("bump", "lib", "--to", "v2.0", "--commit", "-m", str(manifest))
     assert res.exit_code == 0, res.stderr
-    bumped = committed.replace(upstream.lib_v1, upstream.lib_v2)
+    bumped = tagged(committed.encode(), upstream.lib_v1, upstream.lib_v2, "v2.0").decode()
     assert git(te_style, "show", "HEAD:qola.toml") == bumped
     assert git(te_style, "show", ":qola.toml") == bumped + "\n# staged, for the next commit"
     assert git(te_style, "diff", "--cached", "--name-only") == "qola.toml"  # still staged
@@ -376,7 +385,7 @@ def test_bump_stages_the_index_copy_byte_for_byte_whatever_core_autocrlf_says(
     assert res.exit_code == 0, res.stderr
     after = subprocess.run(["git", "show", ":qola.toml"], cwd=te_style, capture_output=True,
                            check=True).stdout  # fmt: skip
-    assert after == staged.replace(upstream.lib_v1.encode(), upstream.lib_v2.encode())
+    assert after == tagged(staged, upstream.lib_v1, upstream.lib_v2, "v2.0")
 
 
 def test_freeze_stages_the_manifest_with_the_gitlink(te_style, upstream, run_qola):

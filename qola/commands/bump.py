@@ -72,25 +72,30 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
             return finish(options)
         # Resolved with ls-remote and described from a throw-away repository: nothing is
         # written before the checkout (none at all with --dry-run or --no-checkout).
-        new, source = bumps.resolve(sess.runner, dep, worktree, ref, offline)
-        move = bumps.Move(dep, dep.commit, new, ref or dep.follows.label)
+        target = bumps.resolve(sess.runner, dep, worktree, ref, offline)
+        new, source = target.sha, target.ref
+        move = bumps.Move(dep, dep.commit, new, ref or dep.follows.label, tag=target.tag)
         move = bumps.describe(sess.runner, move, worktree, source, offline, opts.allow_downgrade)
         new = move.new
         if opts.fmt == "json":
 
             console.result(render.bump_json(sess.manifest, move, dry_run), end="")
             return 0
-        if move.old == move.new:
-            console.result(f"{dep.name} is already at {new[:12]} ({move.ref})")
+        labels = {dep.name: move.tag}
+        if move.old == move.new and move.tag != dep.tag:
+            console.result(already(move))
+        elif move.old == move.new:
+            console.result(already(move))
             if do_commit and not dry_run:
                 _finish_commit(sess, move, worktree, offline)
             elif not dry_run:
                 _stage_disagreeing_gitlink(sess, dep)
             return 0
-        console.result(move.headline())
-        for line in move.details():
-            console.result(f"  {line}")
-        if offline:  # resolved here, not by the remote: it may be a commit made here
+        else:
+            console.result(move.headline())
+            for line in move.details():
+                console.result(f"  {line}")
+        if offline and move.old != move.new:  # resolved here, not by the remote
             warn_if_only_here(sess.runner, worktree, dep.name, dep.path, dep.url, new)
         if dry_run:
             console.result("dry run: nothing was written")
@@ -98,15 +103,26 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
         # The edit is computed (and checked) before anything changes, and written only
         # after the checkout succeeded: a refused or failed checkout writes nothing.
         raw, text = bumps.read_manifest(sess.manifest)
-        new_text = bumps.edit_pins(sess.manifest, text, {dep: new})
+        new_text = bumps.edit_pins(sess.manifest, text, {dep: new}, labels)
         if do_commit:
-            bumps.pinned_copies(sess.runner, sess.manifest, {dep: new})  # or refuse, now
+            bumps.pinned_copies(sess.runner, sess.manifest, {dep: new}, labels)  # or refuse
         linked = [dep] if bumps.root_gitlink(sess.runner, sess.manifest, dep) else []
+        moves = "none" if no_checkout or move.old == move.new else "one"
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, {dep: new}, linked,
-                                move.message() if do_commit else None,
-                                "none" if no_checkout else "one")  # fmt: skip
+                                move.message() if do_commit else None, moves,
+                                labels)  # fmt: skip
         with editing.recorded(sess, edit, lock_timeout):
             return editing.carry_out(sess, edit, options, lock_timeout, (raw, new_text), [move])
+
+
+def already(move: Move) -> str:
+    """`fmt is already at 1239137d8e2f (v11.1.4)`, and the label it gains or loses."""
+    dep, said = move.dep, f"{move.dep.name} is already at {move.new[:12]} ({move.ref})"
+    if move.tag == dep.tag:
+        return said
+    if move.tag is None:
+        return f"{said}; the label {dep.tag} no longer names it: removing it"
+    return f"{said}; labelling it {move.tag}"
 
 
 def command_line(
@@ -185,10 +201,10 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
             return 0
         refuse_if_developing(sess, list(tracked))  # all or nothing, as every other refusal
         planned = plan(sess.runner, sess.manifest, tracked, offline, opts.allow_downgrade)
-        moving = [move for move in planned if move.old != move.new]
+        moving = [move for move in planned if (move.new, move.tag) != (move.old, move.dep.tag)]
         for move in planned:
             if move.old == move.new:
-                console.result(f"{move.dep.name} is already at {move.new[:12]} ({move.ref})")
+                console.result(already(move))
                 continue
             console.result(move.headline())
             for line in move.details():
@@ -203,13 +219,14 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
             return 0
         raw, text = bumps.read_manifest(sess.manifest)
         pins = {move.dep: move.new for move in moving}
-        new_text = bumps.edit_pins(sess.manifest, text, pins)
+        labels = {move.dep.name: move.tag for move in moving}
+        new_text = bumps.edit_pins(sess.manifest, text, pins, labels)
         if do_commit:
-            bumps.pinned_copies(sess.runner, sess.manifest, pins)  # or refuse, now
+            bumps.pinned_copies(sess.runner, sess.manifest, pins, labels)  # or refuse, now
         linked = [dep for dep in pins if bumps.root_gitlink(sess.runner, sess.manifest, dep)]
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, pins, linked,
                                 message(moving) if do_commit else None,
-                                "none" if no_checkout else "all")  # fmt: skip
+                                "none" if no_checkout else "all", labels)  # fmt: skip
         with editing.recorded(sess, edit, lock_timeout):
             return editing.carry_out(sess, edit, Options(offline, force), lock_timeout,
                                      (raw, new_text), moving)  # fmt: skip

@@ -69,7 +69,7 @@ def _written(sess: Session, edit: edit_record.Edit) -> bool:
         return False  # nothing tells a written manifest from one not written yet
     try:
         _, text = bump.read_manifest(sess.manifest)
-        return bump.edit_pins(sess.manifest, text, edit.pin_map(deps)) == text
+        return bump.edit_pins(sess.manifest, text, edit.pin_map(deps), edit.labels()) == text
     except (QolaError, OSError, KeyError):
         return False
 
@@ -126,13 +126,13 @@ def carry_out(
 
     manifest = sess.manifest
     deps = {dep.name: dep for dep in manifest.deps}
-    pins = edit.pin_map(deps)
+    pins, labels = edit.pin_map(deps), edit.labels()
     if prepared is not None:
         if not prepared:
             raw, text = bump.read_manifest(manifest)
-            prepared = (raw, bump.edit_pins(manifest, text, pins))
+            prepared = (raw, bump.edit_pins(manifest, text, pins, labels))
             if edit.message is not None:
-                bump.pinned_copies(sess.runner, manifest, pins)  # or refuse, before moving
+                bump.pinned_copies(sess.runner, manifest, pins, labels)  # or refuse, now
         if moving is None:
             moving = [bump.Move(deps[pin.name], pin.old, pin.new, "") for pin in edit.pins]
         code = _move(sess, edit, moving, options, lock_timeout)
@@ -145,10 +145,10 @@ def carry_out(
             sess.note(f"{edit.pins[0].name}: {manifest.path.name} now pins {edit.pins[0].new}")
     linked = [deps[name] for name in edit.gitlinks]
     if edit.message is None:
-        stage(sess, pins, linked)
+        stage(sess, pins, linked, labels)
         return 0
     links = {dep.path: pins[dep] for dep in linked}
-    sha = bump.commit(sess.runner, manifest, edit.message, pins, links)
+    sha = bump.commit(sess.runner, manifest, edit.message, pins, links, labels)
     console.result(f"committed {sha[:12]}: {edit.message.splitlines()[0]}")
     return 0
 
@@ -190,14 +190,16 @@ def _move(
     return 0
 
 
-def stage(sess: Session, pins: dict[Dep, str], linked: list[Dep]) -> None:
+def stage(
+    sess: Session, pins: dict[Dep, str], linked: list[Dep], labels: bump.Labels | None = None
+) -> None:
     """Stage the new pins with the gitlinks of linked, so that the next `git commit` has
     both."""
 
     for dep in linked:
         bump.stage_gitlink(sess.runner, sess.manifest, dep, pins[dep])
         sess.note(f"{dep.name}: staged the gitlink {dep.path} at {pins[dep][:12]}")
-    why_not = bump.stage_manifest(sess.runner, sess.manifest, pins)
+    why_not = bump.stage_manifest(sess.runner, sess.manifest, pins, labels)
     name = sess.manifest.path.name
     sess.note(f"staged {name}" if why_not is None else f"{name} was not staged: {why_not}")
 

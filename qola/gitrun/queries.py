@@ -263,6 +263,52 @@ def advertised(runner: Runner, where: Path, url: str, at_most: float) -> set[str
     return tips
 
 
+def remote_refs(
+    runner: Runner, where: Path, subject: str, url: str, patterns: list[str]
+) -> dict[str, str]:
+    """{ref name: commit SHA} of the remote's refs matching patterns (one `git ls-remote`):
+    an annotated tag is peeled to its commit. `where` is the folder git runs in (no
+    repository is needed)."""
+    out = runner.run(where, "ls-remote", "--end-of-options", url, *patterns, check=False,
+                     network=True)  # fmt: skip
+    if out.status != 0:
+        from qola.gitrun.git import command_error  # lazy: only where git runs
+
+        raise command_error(subject, ["ls-remote", url, *patterns], out)
+    refs: dict[str, str] = {}
+    peeled: dict[str, str] = {}
+    for line in out.stdout.splitlines():
+        sha, _, name = line.partition("\t")
+        if not is_full_sha(sha):
+            continue
+        if name.endswith("^{}"):
+            peeled[name.removesuffix("^{}")] = sha
+        else:
+            refs[name] = sha
+    return {**refs, **peeled}
+
+
+def local_tags(runner: Runner, repo: Path) -> dict[str, str]:
+    """{refs/tags/NAME: commit} of the repository's own tags, annotated ones peeled."""
+    out = runner.run(repo, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
+                     "refs/tags", check=False)  # fmt: skip
+    found = {}
+    for line in out.stdout.splitlines() if out.status == 0 else ():
+        name, _, rest = line.partition("\0")
+        sha, _, peeled = rest.partition("\0")
+        found[name] = peeled or sha
+    return found
+
+
+def pick_ref(refs: dict[str, str], ref: str) -> tuple[str, str] | None:
+    """(full ref name, commit) that ref names among refs: a tag wins over a branch of the
+    same name; None when it names none."""
+    for name in (f"refs/tags/{ref}", f"refs/heads/{ref}", ref):
+        if name in refs:
+            return name, refs[name]
+    return None
+
+
 def remote_ref(
     runner: Runner, where: Path, subject: str, url: str, ref: str
 ) -> tuple[str, str] | None:
@@ -271,20 +317,7 @@ def remote_ref(
     A tag wins over a branch of the same name, and an annotated tag is peeled to its
     commit. `where` is the folder git runs in (no repository is needed).
     """
-    out = runner.run(where, "ls-remote", "--end-of-options", url, ref, check=False, network=True)
-    if out.status != 0:
-        from qola.gitrun.git import command_error  # lazy: only where git runs
-
-        raise command_error(subject, ["ls-remote", url, ref], out)
-    refs: dict[str, str] = {}
-    for line in out.stdout.splitlines():
-        sha, _, name = line.partition("\t")
-        refs[name] = sha
-    for name in (f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}", f"refs/heads/{ref}", ref,
-                 f"{ref}^{{}}"):  # fmt: skip
-        if name in refs:
-            return name.removesuffix("^{}"), refs[name]
-    return None
+    return pick_ref(remote_refs(runner, where, subject, url, [ref]), ref)
 
 
 def remote_branches_and_tags(

@@ -10,16 +10,19 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
-from qola.base import safetext
+from qola.base import console, safetext
 from qola.base.errors import GitError, QolaError, UsageError
 from qola.base.plural import count
 from qola.base.shas import is_full_sha
 from qola.gitrun import queries
 from qola.gitrun.git import Runner, command_error
 from qola.gitrun.queries import head_sha, index_gitlinks, root_gitlinks
+from qola.history import releases
 from qola.history.commits import Nested, learn
 from qola.manifest import BOM, Dep, Manifest, edit
 from qola.repo import configfile, gitfiles
@@ -46,11 +49,25 @@ class Move:
     commits: list[queries.Commit] = field(default_factory=list)  # all of them, newest first
     nested: tuple[Nested, ...] = ()  # the nested submodules the move moves
     unknown: str = ""  # why the count is unknown
+    tag: str | None = None  # the label written beside the new pin (None: none names it)
+
+    @property
+    def old_as(self) -> str:
+        """The old pin as people name it: its label, else its short SHA."""
+        return self.dep.tag if self.dep.tag and self.old == self.dep.commit else self.old[:7]
+
+    @property
+    def new_as(self) -> str:
+        return self.tag or self.new[:7]
 
     def headline(self) -> str:
-        """`aiter d32b0cb..9f1e2aa (37 commits)`"""
+        """`aiter d32b0cb..9f1e2aa (37 commits)`; with labels `fmt 11.0.2..11.1.4
+        (0c9fce2..1239137, 37 commits)`."""
         said = self.unknown if self.count is None else count(self.count, "commit")
-        return f"{self.dep.name} {self.old[:7]}..{self.new[:7]} ({said})"
+        shas = f"{self.old[:7]}..{self.new[:7]}"
+        if (self.old_as, self.new_as) == (self.old[:7], self.new[:7]):
+            return f"{self.dep.name} {shas} ({said})"
+        return f"{self.dep.name} {self.old_as}..{self.new_as} ({shas}, {said})"
 
     def details(self) -> list[str]:
         """What follows the headline: each nested submodule it moves (for a project built
@@ -65,36 +82,63 @@ class Move:
         body = "\n".join(self.details())
         if self.count is None:
             body += f"\n({self.unknown})" if body else f"({self.unknown})"
-        return f"Bump {self.dep.name} from {self.old[:7]} to {self.new[:7]}\n\n{body}\n"
+        subject = f"Bump {self.dep.name} from {self.old_as} to {self.new_as}"
+        return f"{subject}\n\n{body}\n"
 
 
-def resolve(
-    runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: bool
-) -> tuple[str, str | None]:
-    """(full SHA, the remote ref it was read from) for ref (default: track, else the remote's
-    default branch); the ref is None for a SHA, and offline, where nothing is fetched."""
+class Resolved(NamedTuple):
+    """Where a bump goes: the commit, the remote ref it was read from (None for a SHA, and
+    offline), and the tag to write beside it (None: no tag names it)."""
+
+    sha: str
+    ref: str | None
+    tag: str | None
+
+
+def resolve(runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: bool) -> Resolved:
+    """Where ref (default: track, else the remote's default branch) points, with the tag
+    that labels it: asked of the remote in one ls-remote, or offline of the local clone."""
     ref = ref or dep.track
-    if ref and is_full_sha(ref.lower()):
-        return ref.lower(), None
+    sha = ref.lower() if ref and is_full_sha(ref.lower()) else None
     if offline:
-        return _resolve_locally(runner, dep, worktree, ref or dep.follows.ref), None
+        if sha is None:
+            sha = _resolve_locally(runner, dep, worktree, ref or dep.follows.ref)
+        tag = ref if ref and not releases.is_pattern(ref) and ref != sha else None
+        local = queries.local_tags(runner, worktree) if gitfiles.git_dir(worktree) else {}
+        return Resolved(sha, None, releases.label_for(local, sha, tag))
     if gitfiles.git_dir(worktree) is not None:
-        return _ls_remote(runner, dep, worktree, ref)
+        return _ls_remote(runner, dep, worktree, ref, sha)
     # No repository yet: run ls-remote in a new empty folder (never a shared one such
     # as $TMPDIR, whose repository, if any, git would read config from).
     with tempfile.TemporaryDirectory(prefix="qola-ls-remote-") as empty:
-        return _ls_remote(runner, dep, Path(empty), ref)
+        return _ls_remote(runner, dep, Path(empty), ref, sha)
 
 
-def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> tuple[str, str]:
+def _ls_remote(
+    runner: Runner, dep: Dep, where: Path, ref: str | None, sha: str | None
+) -> Resolved:
+    asked = ["refs/tags/*"]
+    if sha is None and not releases.is_pattern(ref):
+        asked.insert(0, ref or "HEAD")
+    refs = queries.remote_refs(runner, where, dep.name, dep.url, asked)
+    if sha is not None:
+        return Resolved(sha, None, releases.label_for(refs, sha))
     if ref is None:
-        sha = queries.default_branch(runner, where, dep.name, dep.url)
-        if sha is None:
+        head = refs.get("HEAD")
+        if head is None:
             raise GitError(dep.name, f"{dep.url} has no default branch", "give --to REF")
-        return sha, "HEAD"
-    found = queries.remote_ref(runner, where, dep.name, dep.url, ref)
-    if found is not None:
-        return found[1], found[0]
+        return Resolved(head, "HEAD", releases.label_for(refs, head))
+    if releases.is_pattern(ref):
+        found = releases.newest(refs, ref)
+        if found is None:
+            raise GitError(dep.name, f"no release of {dep.url} matches track {ref!r}",
+                           "point track at the remote's tags, e.g. refs/tags/v*")  # fmt: skip
+        return Resolved(found[1], f"refs/tags/{found[0]}", found[0])
+    picked = queries.pick_ref(refs, ref)
+    if picked is not None:
+        name, commit = picked
+        tag = name.removeprefix("refs/tags/") if name.startswith("refs/tags/") else None
+        return Resolved(commit, name, releases.label_for(refs, commit, tag))
     raise UsageError(
         dep.name,
         f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed",
@@ -104,6 +148,10 @@ def _ls_remote(runner: Runner, dep: Dep, where: Path, ref: str | None) -> tuple[
 
 def _resolve_locally(runner: Runner, dep: Dep, worktree: Path, ref: str) -> str:
     if gitfiles.git_dir(worktree) is not None:
+        if releases.is_pattern(ref):
+            found = releases.newest(queries.local_tags(runner, worktree), ref)
+            if found is not None:
+                return found[1]
         for name in (f"refs/remotes/origin/{ref}", f"refs/tags/{ref}", ref):
             sha = queries.commit_sha(runner, worktree, name)
             if sha:
@@ -163,10 +211,31 @@ def read_manifest(manifest: Manifest) -> tuple[bytes, str]:
     return raw, raw.decode("utf-8").removeprefix(BOM)
 
 
-def edit_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
-    """The manifest text with only the pins' values replaced."""
+Labels = Mapping[str, "str | None"]  # by dependency name: the tag beside its new pin
+
+
+def label_of(dep: Dep, sha: str, labels: Labels | None) -> str | None:
+    """The label written beside dep's new pin sha: the one given, else its own while the
+    pin stays, else none (a label is never left naming another commit)."""
+    if labels is not None and dep.name in labels:
+        return labels[dep.name]
+    return dep.tag if sha == dep.commit else None
+
+
+def edit_pins(
+    manifest: Manifest, text: str, pins: dict[Dep, str], labels: Labels | None = None
+) -> str:
+    """The manifest text with only the pins' values, and their labels, replaced."""
+    source = str(manifest.path)
     for dep, sha in pins.items():
-        text = edit.set_pin(text, dep.key, sha, source=str(manifest.path))
+        text = edit.set_pin(text, dep.key, sha, source=source)
+        tag = label_of(dep, sha, labels)
+        try:
+            text = edit.set_label(text, dep.key, tag, source=source)
+        except edit.LabelPlacementError as error:
+            if tag is None:
+                raise  # the old label would be left naming another commit
+            console.warning(f"{dep.name}: {tag} is not written beside the pin: {error.problem}")
     return text
 
 
@@ -188,7 +257,9 @@ def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> Non
     )
 
 
-def stage_manifest(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> str | None:
+def stage_manifest(
+    runner: Runner, manifest: Manifest, pins: dict[Dep, str], labels: Labels | None = None
+) -> str | None:
     """Stage the new pins in the manifest the root's index tracks; None, or why not.
 
     Only the pins change in the staged copy: when it differed from the file before the
@@ -206,7 +277,7 @@ def stage_manifest(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> 
     mode, blob = fields[0], fields[1]
     staged = runner.run(root, "cat-file", "blob", blob, subject=str(manifest.path)).stdout
     try:
-        text = _with_pins(manifest, staged, pins)
+        text = _with_pins(manifest, staged, pins, labels)
     except QolaError:
         return "its staged copy differs from the file and has other pins"
     new_blob = _write_blob(runner, root, text)
@@ -215,10 +286,12 @@ def stage_manifest(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> 
     return None
 
 
-def _with_pins(manifest: Manifest, text: str, pins: dict[Dep, str]) -> str:
+def _with_pins(
+    manifest: Manifest, text: str, pins: dict[Dep, str], labels: Labels | None = None
+) -> str:
     """A copy of the manifest (HEAD's, the index's) with only the pins' values replaced, its
     byte order mark kept; a QolaError when the copy lacks one of the pins."""
-    edited = edit_pins(manifest, text.removeprefix(BOM), pins)
+    edited = edit_pins(manifest, text.removeprefix(BOM), pins, labels)
     return BOM + edited if text.startswith(BOM) else edited
 
 
@@ -277,7 +350,9 @@ class Copies:
     staged: str | None
 
 
-def pinned_copies(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> Copies:
+def pinned_copies(
+    runner: Runner, manifest: Manifest, pins: dict[Dep, str], labels: Labels | None = None
+) -> Copies:
     """What `--commit` would commit: the pin change alone, whatever else the user has
     edited in the file or staged. A UsageError when a copy has no such pin (called before
     anything is written, so that nothing is)."""
@@ -290,7 +365,7 @@ def pinned_copies(runner: Runner, manifest: Manifest, pins: dict[Dep, str]) -> C
     for rev, where in (("HEAD", "HEAD"), ("", "the index")):
         text = queries.blob_at(runner, root, rev, rel)
         try:
-            copies.append(None if text is None else _with_pins(manifest, text, pins))
+            copies.append(None if text is None else _with_pins(manifest, text, pins, labels))
         except QolaError:
             names = ", ".join(dep.name for dep in pins)
             raise UsageError(
@@ -308,6 +383,7 @@ def commit(
     move_message: str,
     pins: dict[Dep, str],
     gitlinks: dict[str, str],
+    labels: Labels | None = None,
 ) -> str:
     """Commit the pin change of the manifest and the given gitlinks, nothing else.
 
@@ -324,7 +400,7 @@ def commit(
     """
     root = manifest.root
     rel = os.path.relpath(manifest.path, root)
-    copies = pinned_copies(runner, manifest, pins)
+    copies = pinned_copies(runner, manifest, pins, labels)
     # A private index holding HEAD plus our changes: the user's other staged
     # changes stay staged and out of this commit.
     with tempfile.TemporaryDirectory(prefix="qola-index-") as folder:

@@ -56,9 +56,9 @@ def plan(
     found = []
     for dep in deps:
         worktree = manifest.root / dep.path
-        new, source = bump.resolve(runner, dep, worktree, None, offline)
-        move = bump.Move(dep, dep.commit, new, dep.follows.label)
-        found.append(bump.describe(runner, move, worktree, source, offline, allow_downgrade))
+        target = bump.resolve(runner, dep, worktree, None, offline)
+        move = bump.Move(dep, dep.commit, target.sha, dep.follows.label, tag=target.tag)
+        found.append(bump.describe(runner, move, worktree, target.ref, offline, allow_downgrade))
     return found
 
 

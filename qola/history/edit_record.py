@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from qola.base import console
 from qola.base.errors import GitError, QolaError, RefusedError
 from qola.base.shas import is_full_sha
-from qola.history.bump import current_head, edit_pins, read_manifest
+from qola.history.bump import current_head, edit_pins, label_of, read_manifest
 from qola.repo import gitfiles, store
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class Pin:
     path: str
     old: str
     new: str
+    tag: str | None = None  # the label written beside new
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class Edit:
     def pin_map(self, deps: dict[str, Dep]) -> dict[Dep, str]:
         return {deps[pin.name]: pin.new for pin in self.pins}
 
+    def labels(self) -> dict[str, str | None]:
+        return {pin.name: pin.tag for pin in self.pins}
+
 
 def edit_for(
     manifest: Manifest,
@@ -67,6 +71,7 @@ def edit_for(
     gitlinks: list[Dep],
     message: str | None,
     moves: str,
+    labels: dict[str, str | None] | None = None,
 ) -> Edit:
     """The record of an edit about to be made."""
     from qola.gitrun.queries import head_sha  # lazy: only where git runs
@@ -75,7 +80,8 @@ def edit_for(
     head = head_sha(runner, manifest.root) if message is not None else None
     return Edit(
         command, rel,
-        tuple(Pin(dep.name, dep.key, dep.path, dep.commit, new) for dep, new in pins.items()),
+        tuple(Pin(dep.name, dep.key, dep.path, dep.commit, new, label_of(dep, new, labels))
+              for dep, new in pins.items()),
         tuple(dep.name for dep in gitlinks), message, head, moves,
     )  # fmt: skip
 
@@ -150,7 +156,7 @@ def left_over(root: Path, locked: bool = False) -> Edit | None:
 def _well_formed(edit: Edit) -> bool:
     """Whether a record read back holds what qola writes (strings where strings go)."""
     texts = [edit.command, edit.manifest, *edit.gitlinks]
-    texts += [value for pin in edit.pins for value in astuple(pin)]
+    texts += [value for pin in edit.pins for value in astuple(pin)[:5]]  # the tag: below
     return (
         all(isinstance(text, str) for text in texts)
         and all(isinstance(v, (str, type(None))) for v in (edit.message, edit.head))
@@ -158,6 +164,7 @@ def _well_formed(edit: Edit) -> bool:
         and bool(edit.pins)
         and all(is_full_sha(pin.new) and _OLD.fullmatch(pin.old) for pin in edit.pins)
         and set(edit.gitlinks) <= {pin.name for pin in edit.pins}
+        and all(pin.tag is None or isinstance(pin.tag, str) for pin in edit.pins)
     )
 
 
@@ -227,7 +234,7 @@ def judge(runner: Runner, manifest: Manifest, edit: Edit) -> Progress:
         if dep is None or (dep.key, dep.path) != (pin.key, pin.path):
             raise refuse(f"the manifest no longer has {pin.name} at {pin.path} as it had")
     _, text = read_manifest(manifest)
-    written = edit_pins(manifest, text, edit.pin_map(deps)) == text
+    written = edit_pins(manifest, text, edit.pin_map(deps), edit.labels()) == text
     if not written:
         pinned = {pin.name: deps[pin.name].commit for pin in edit.pins}
         elsewhere = [pin for pin in edit.pins if pinned[pin.name] not in (pin.old, pin.new)]
