@@ -478,3 +478,14 @@ def test_failed_checkout_hint_names_the_manifest_given(pinned, remote, run_qola,
     assert hint.endswith(f"qola checkout -m {manifest} lib")
     (pinned / "3rdparty/lib/mine.txt").unlink()
     assert run_qola(*qola_words(hint), cwd=tmp_path).exit_code == 0
+
+
+def test_tag_no_label_can_hold_pins_its_commit_without_one(project, remote, run_qola, tmp_path):
+    quoted = tmp_path / "quoted.git"
+    git(tmp_path, "clone", "-q", "--mirror", remote.url, str(quoted))
+    git(quoted, "tag", 'say-"hi"', remote.up.lib_tip)
+    res = run_qola("add", "lib", str(quoted), "--tag", 'say-"hi"', "--no-checkout", cwd=project)
+    assert res.exit_code == 0, res.stderr
+    assert (project / "qola.toml").read_text() == table(
+        "lib", "3rdparty/lib", str(quoted), remote.up.lib_tip
+    )

@@ -22,7 +22,6 @@ from qola.commands import options
 from qola.commands.session import Common, finite, tracked_manifests
 from qola.history.add import Resolved, Wanted, check_wanted, resolve
 from qola.manifest import BOM, Dep, Manifest
-from qola.manifest.values import label_problem
 from qola.manifest.write_new import appended, check_appended, dep_table
 from qola.output import cmake_env
 
@@ -108,11 +107,6 @@ def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: _Table,
             resolved = resolve(runner, new.name, dep.url, opts.wanted, _retry_words(opts))
     finally:
         restore_signals()
-    if resolved.tag is not None and label_problem(resolved.tag):
-        # A tag name no label may hold (a quote): the pin without one.
-        console.note(f"{new.name}: the tag {resolved.tag!r} cannot be written as its label "
-                     f"({label_problem(resolved.tag)}): none is")  # fmt: skip
-        resolved = resolved._replace(tag=None)
     new_text, _, dep = _loaded(path, common.root, text, new, resolved)  # loads, or exit 2
     return _Plan(path, raw, new_text, dep, ignore), resolved
 

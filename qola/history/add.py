@@ -14,6 +14,7 @@ from qola.base.errors import GitError, UsageError
 from qola.base.shas import is_full_sha
 from qola.gitrun import queries
 from qola.gitrun.git import Runner
+from qola.history.releases import label_for, version_key
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _TAGS, _HEADS, _PEELED = "refs/tags/", "refs/heads/", "^{}"
@@ -109,31 +110,20 @@ def commits_of_tags(refs: Mapping[str, str]) -> dict[str, str]:
     return tags
 
 
-def tag_naming(refs: Mapping[str, str], sha: str) -> str | None:
-    """The tag that names exactly commit sha; of several, a release before a pre-release
-    (v2.0 before v2.0-rc1, which a release commit often carries too), then the newest
-    version (v2.10 after v2.9)."""
-    tags = [tag for tag, commit in commits_of_tags(refs).items() if commit == sha]
-    if not tags:
-        return None
-    return max(tags, key=lambda tag: (not _PRERELEASE.search(tag), version_order(tag)))
-
-
-# A version's pre-release suffix: 2.0-rc1, v3.1.0-beta.2, 1.0a1 ...
-_PRERELEASE = re.compile(r"\d[-_.]?(rc|alpha|beta|a|b|pre|preview|dev)[-_.]?\d*$", re.IGNORECASE)
-
-
-def version_order(name: str) -> tuple[tuple[int, int | str], ...]:
-    """A sort key reading the digits of a name as numbers: v2.10 after v2.9."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part)
-                 for part in re.findall(r"\d+|\D+", name))  # fmt: skip
+def tag_naming(refs: Mapping[str, str], sha: str, prefer: str | None = None) -> str | None:
+    """The tag to write beside a pin at sha, as every command that writes a pin chooses it
+    (history/releases.py): prefer where it names sha, else a release before a pre-release
+    (v2.0 before v2.0-rc1, which a release commit often carries too), the newest version
+    first (v2.10 after v2.9); None when no tag that a label can hold names it."""
+    peeled = {_TAGS + tag: commit for tag, commit in commits_of_tags(refs).items()}
+    return label_for(peeled, sha, prefer)
 
 
 def _tag(refs: Mapping[str, str], name: str, url: str, tag: str, retry: Sequence[str]
 ) -> Resolved:  # fmt: skip
     sha = commits_of_tags(refs).get(tag)
     if sha is not None:
-        return Resolved(sha, tag, None, f"tag {tag}")
+        return Resolved(sha, tag_naming(refs, sha, prefer=tag), None, f"tag {tag}")
     raise _unknown(refs, name, url, tag, "tag", retry)
 
 
@@ -167,7 +157,7 @@ def _unknown(refs: Mapping[str, str], name: str, url: str, ref: str, kind: str,
     if not candidates:
         return UsageError(name, f"{problem}: it has no branches or tags",
                           "check the URL; give --commit SHA for a commit no ref names")  # fmt: skip
-    listed = ", ".join(sorted(tags, key=version_order, reverse=True)[:5] + branches[:5])
+    listed = ", ".join(sorted(tags, key=version_key, reverse=True)[:5] + branches[:5])
     return UsageError(
         name,
         f"{problem}; it has {len(tags)} tags and {len(branches)} branches (such as {listed})",
