@@ -262,6 +262,47 @@ def develop(common: Common, end: bool) -> None:
 
 
 @cli.command(epilog=EXIT_CODES)
+@common_options(names=False)
+@click.argument("name")
+@click.argument("url")
+@click.option("--tag", metavar="T", help="Pin the commit tag T names (annotated tags peeled).")
+@click.option("--branch", metavar="B", help='Pin the tip of branch B, and follow it (track = "B").')
+@click.option("--commit", "sha", metavar="SHA", help="Pin this commit (a full SHA, as it is).")
+@click.option("--path", metavar="P", help="Where to check it out, below the root "
+              "(default: 3rdparty/NAME).")  # fmt: skip
+@click.option("--no-submodules", is_flag=True,
+              help="Leave its nested submodules out (submodules = false).")  # fmt: skip
+@click.option("--no-checkout", is_flag=True, help="Write the pin; do not check it out.")
+@fetch_timeout_option
+@handle_errors
+def add(
+    common: Common,
+    name: str,
+    url: str,
+    tag: str | None,
+    branch: str | None,
+    sha: str | None,
+    path: str | None,
+    no_submodules: bool,
+    no_checkout: bool,
+    fetch_timeout: float,
+) -> None:
+    """Pin a new dependency NAME from URL: resolved with ls-remote (nothing cloned) to a
+    full SHA and added to the manifest (a new qola.toml where there is none); its folder
+    is added to the root's .gitignore, and it is checked out.
+
+    Without --tag, --branch or --commit: the remote's default branch. Where the commit is
+    exactly a tag, the tag is written beside it (tag = "T"). Nothing is written when
+    anything is refused; a checkout that fails afterwards leaves the pin written."""
+    from qola.commands import add as adding  # lazy: each command loads its own
+    from qola.history.add import Wanted  # lazy: imported with the command it is for
+
+    opts = adding.AddOptions(Wanted(tag, branch, sha), path, not no_submodules, no_checkout,
+                             fetch_timeout)  # fmt: skip
+    sys.exit(adding.add(common, name, url, opts))
+
+
+@cli.command(epilog=EXIT_CODES)
 @click.option(
     "-m",
     "--manifest",

@@ -11,6 +11,7 @@ from repos import git, head, init_repo, snapshot
 from superprojects import legacy_superproject
 
 import qola.history.bump
+import qola.manifest
 
 
 @pytest.fixture
@@ -563,11 +564,58 @@ def test_init_refuses_to_overwrite(te_style, run_qola):
     assert snapshot(te_style) == before
 
 
-def test_init_without_submodules_exits_2(tmp_path, run_qola):
+def test_init_without_submodules_writes_a_manifest_that_says_how_to_add_one(
+    tmp_path, run_qola, upstream
+):
+    """No loop: status without a manifest names init; init writes one that loads with no
+    dependency, whose first line is the `qola add` to run; status then names it too; and
+    that command, run with a name, URL and tag, adds the first pin."""
+    from qola.manifest.write_new import EMPTY
+
     root = init_repo(tmp_path / "plain")
-    res = run_qola("init", "-m", str(root / "qola.toml"))
+    res = run_qola("status", cwd=root)
     assert res.exit_code == 2
-    assert "has no submodules to pin" in res.stderr
+    assert res.stderr.splitlines()[-1] == (
+        "hint: create one with `qola init`, or pass --manifest PATH (or set QOLA_MANIFEST)"
+    )
+    res = run_qola("init", cwd=root)
+    assert res.exit_code == 0, res.stderr
+    assert (root / "qola.toml").read_text() == EMPTY
+    first = EMPTY.splitlines()[0]
+    assert first == "# Add a dependency:  qola add NAME URL --tag T"
+    loaded = qola.manifest.load(root / "qola.toml")
+    assert loaded.deps == () and loaded.warnings == ()
+    res = run_qola("status", cwd=root)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == f"no dependencies in {root / 'qola.toml'}\n"
+    assert res.stderr == "hint: add one: qola add NAME URL --tag T\n"
+    for command in (first.split(":  ", 1)[1], res.stderr.split(": ", 2)[2].strip()):
+        line = command.replace("NAME", "lib").replace("URL", str(upstream.lib))
+        (root / "qola.toml").write_text(EMPTY)
+        added = run_qola(*line.replace(" T", " v2.0").split()[1:], "--no-checkout", cwd=root)
+        assert added.exit_code == 0, added.stderr
+        [dep] = qola.manifest.load(root / "qola.toml").deps
+        assert (dep.name, dep.commit, dep.tag) == ("lib", upstream.lib_v2, "v2.0")
+    assert run_qola("checkout", cwd=root).exit_code == 0
+    assert run_qola("status", cwd=root).stdout.splitlines()[1].split()[:5] == [
+        "lib", "3rdparty/lib", upstream.lib_v2[:12], upstream.lib_v2[:12], "ok"]  # fmt: skip
+
+
+def test_empty_manifest_checks_out_and_verifies_nothing(tmp_path, run_qola):
+    root = init_repo(tmp_path / "plain")
+    assert run_qola("init", cwd=root).exit_code == 0
+    res = run_qola("checkout", cwd=root)
+    assert (res.exit_code, res.stdout) == (0, "")
+    res = run_qola("verify", cwd=root)
+    assert (res.exit_code, res.stdout) == (0, "0 dependencies match the manifest\n")
+
+
+def test_init_dry_run_without_submodules_prints_and_writes_nothing(tmp_path, run_qola):
+    from qola.manifest.write_new import EMPTY
+
+    root = init_repo(tmp_path / "plain")
+    res = run_qola("init", "--dry-run", cwd=root)
+    assert (res.exit_code, res.stdout) == (0, EMPTY)
     assert not (root / "qola.toml").exists()
 
 

@@ -77,3 +77,25 @@ def test_render_init_refuses_name_the_loader_rejects() -> None:
         "qola: 3rdparty/aiter: '3rdparty/aiter' is not a usable dependency name\n"
         "hint: use letters, digits, '_' and '-', starting with a letter or digit"
     )
+
+
+def test_empty_manifest_loads_with_no_dependency(tmp_path: Path) -> None:
+    from qola.manifest.write_new import EMPTY
+
+    path = tmp_path / "qola.toml"
+    path.write_text(EMPTY)
+    loaded = manifest.load(path)
+    assert (loaded.deps, loaded.warnings) == ((), ())
+
+
+@pytest.mark.parametrize("text", ["", "[qola]\nschema = 1\n", "[dep.x]\npath = 'x'\n[deps]\n"])
+def test_a_manifest_pins_something_or_says_it_has_none_with_an_empty_deps_table(
+    tmp_path: Path, text: str
+) -> None:
+    """Only an explicit empty [deps] says "none yet"; a file without it (or a misspelt
+    [dep.x] beside it) that pins nothing is still refused."""
+    path = tmp_path / "qola.toml"
+    path.write_text(text)
+    with pytest.raises(ManifestError) as caught:
+        manifest.load(path)
+    assert "declares no dependencies" in caught.value.problem

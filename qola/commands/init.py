@@ -12,12 +12,13 @@ from qola.base.errors import ManifestError, UsageError
 from qola.commands.bump import warn_if_only_here
 from qola.history import bump
 from qola.manifest.gitmodules import repository_top
-from qola.manifest.write_new import render_init
+from qola.manifest.write_new import EMPTY, render_init
 from qola.repo import store
 
 
 def init(manifest: Path, dry_run: bool) -> int:
-    """Write (or with dry_run print) a manifest pinning each submodule at its gitlink."""
+    """Write (or with dry_run print) a manifest pinning each submodule at its gitlink (with
+    none: one that says how to add a dependency)."""
     from qola.gitrun import git  # lazy: only where git runs
 
     git.scrub_environment()
@@ -29,13 +30,15 @@ def init(manifest: Path, dry_run: bool) -> int:
     root = repository_top(path.parent)
     runner = git.Runner()
     entries = bump.init_entries(runner, root)
-    text = render_init([(name, where, None, link) for name, where, _, link in entries])
+    # No submodules: a manifest with no dependency yet, whose first lines say how to add one.
+    text = render_init([(name, where, None, link) for name, where, _, link in entries]
+                       ) if entries else EMPTY  # fmt: skip
     for name, where, url, link in entries:
         warn_if_only_here(runner, root / where, name, where, url, link)
     if dry_run:
         console.result(text, end="")
         return 0
-    _create(path, text.encode("utf-8"))
+    create(path, text.encode("utf-8"))
     console.result(f"wrote {path}")
     return 0
 
@@ -44,7 +47,7 @@ _TEMP = ".qola-init-"
 _NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK)
 
 
-def _create(path: Path, data: bytes) -> None:
+def create(path: Path, data: bytes) -> None:
     """Write a new file whole or not at all, and never over one that exists: a run killed
     (or a disk that fills) while it writes must not leave a short manifest that the next
     `qola init` refuses to overwrite. The bytes go to a temporary sibling first, which is

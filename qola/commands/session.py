@@ -193,9 +193,6 @@ def _tracked_manifest(common: Common) -> Path:
     import os
 
     from qola.base.errors import ManifestError, UsageError  # lazy: some commands only
-    from qola.gitrun import git  # lazy: only where git runs
-    from qola.gitrun.queries import tracked_files  # lazy: only where git runs
-    from qola.gitrun.shim import shim  # lazy: some commands only
 
     start = common.searched_from
     assert start is not None
@@ -206,13 +203,9 @@ def _tracked_manifest(common: Common) -> Path:
         where = f"no {name} here (the top of its repository)"
     else:
         where = f"no {name} here (outside a git repository, qola looks only here)"
-    found: list[str] = []
-    if os.path.lexists(top / ".git"):
-        with shim(common.safe_directory, [top]) as env:
-            files = tracked_files(git.Runner(env=env, trust=env.add, offline=True), top)
-        found = [path for path in files or () if options.is_manifest_name(path)]
-        if not found:
-            where += f", nor does its index track a manifest ({options.MANIFEST_NAMES})"
+    found = tracked_manifests(top, common.safe_directory)
+    if os.path.lexists(top / ".git") and not found:
+        where += f", nor does its index track a manifest ({options.MANIFEST_NAMES})"
     if len(found) == 1:
         return top / found[0]
     choose = "pass --manifest PATH (or set QOLA_MANIFEST)"
@@ -221,3 +214,19 @@ def _tracked_manifest(common: Common) -> Path:
         where += f", and its index tracks {len(found)} manifests: {listed}"
         raise UsageError(str(start), where, f"{choose} to choose one")
     raise ManifestError(str(start), where, f"create one with `qola init`, or {choose}")
+
+
+def tracked_manifests(top: Path, safe_directory: str) -> list[str]:
+    """The manifests (options.is_manifest_name) the index of the repository at top tracks,
+    relative to it; none outside a repository."""
+    import os
+
+    from qola.gitrun import git  # lazy: only where git runs
+    from qola.gitrun.queries import tracked_files  # lazy: only where git runs
+    from qola.gitrun.shim import shim  # lazy: some commands only
+
+    if not os.path.lexists(top / ".git"):
+        return []
+    with shim(safe_directory, [top]) as env:
+        files = tracked_files(git.Runner(env=env, trust=env.add, offline=True), top)
+    return [path for path in files or () if options.is_manifest_name(path)]

@@ -20,6 +20,10 @@ def status(common: Common, fmt: str = "text") -> int:
         if fmt == "json":
             console.result(render.status_json(report), end="")
             return 0 if report.ok else 1
+        if not sess.manifest.deps:
+            console.result(f"no dependencies in {sess.manifest.path}")
+            console.message("hint: add one: qola add NAME URL --tag T")
+            return 0
         rows = [("NAME", "PATH", "PIN", "HEAD", "STATE", "GITLINK", "DIRTY")]
         for dep in report.deps:
             kinds = [p.kind for p in dep.problems]

@@ -318,3 +318,35 @@ def remote_ref(
     commit. `where` is the folder git runs in (no repository is needed).
     """
     return pick_ref(remote_refs(runner, where, subject, url, [ref]), ref)
+
+
+def remote_branches_and_tags(
+    runner: Runner, where: Path, subject: str, url: str
+) -> dict[str, str]:
+    """Every branch and tag of the remote at url, as ls-remote lists them: full ref name to
+    SHA, an annotated tag twice (`refs/tags/T`, its object, and `refs/tags/T^{}`, the
+    commit it peels to). Nothing else it advertises (a host's refs/pull/*) is asked for."""
+    out = runner.run(where, "ls-remote", "--heads", "--tags", "--end-of-options", url,
+                     check=False, network=True)  # fmt: skip
+    if out.status != 0:
+        from qola.gitrun.git import command_error  # lazy: only where git runs
+
+        raise command_error(subject, ["ls-remote", "--heads", "--tags", url], out)
+    refs: dict[str, str] = {}
+    for line in out.stdout.splitlines():
+        sha, _, name = line.partition("\t")
+        if name.startswith(("refs/heads/", "refs/tags/")) and is_full_sha(sha):
+            refs[name] = sha
+    return refs
+
+
+def is_ignored(runner: Runner, repo: Path, subject: str, folder: str) -> bool:
+    """Whether the repository's ignore rules (.gitignore files, info/exclude,
+    core.excludesFile) ignore the folder (a path relative to its top; it need not exist),
+    or a folder above it."""
+    out = runner.run(repo, "check-ignore", "-q", "--", f"{folder}/", check=False)
+    if out.status not in (0, 1):
+        from qola.gitrun.git import command_error  # lazy: only where git runs
+
+        raise command_error(subject, ["check-ignore", "-q", "--", f"{folder}/"], out)
+    return out.status == 0

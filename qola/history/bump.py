@@ -490,15 +490,15 @@ def is_only_here(runner: Runner, worktree: Path, sha: str) -> bool | None:
 
 
 def init_entries(runner: Runner, root: Path) -> list[tuple[str, str, str | None, str]]:
-    """(name, path, the URL .gitmodules gives, gitlink) of each submodule `init` pins."""
+    """(name, path, the URL .gitmodules gives, gitlink) of each submodule `init` pins; none
+    where the root has no submodules."""
     try:
         text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
         modules = configfile.submodules(text) or []  # None: git rejects it
     except OSError:
         modules = []
     if not modules:
-        raise UsageError(str(root), "has no submodules to pin (no .gitmodules entries)",
-                         "write qola.toml by hand; see manifests/full.toml")  # fmt: skip
+        return []
     links = index_gitlinks(runner, root)
     entries = []
     for module in modules:

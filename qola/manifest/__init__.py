@@ -49,19 +49,26 @@ _SIMPLER = "a manifest is a short TOML file; check that this is the file you mea
 
 
 def load(
-    path: Path, root: Path | None = None, staged: tuple[bytes, str | None] | None = None
+    path: Path,
+    root: Path | None = None,
+    staged: tuple[bytes, str | None] | None = None,
+    allow_empty: bool = False,
 ) -> Manifest:
     """Read, parse and validate the manifest at path (noting what it read, for a stamp).
 
     staged: (the manifest's bytes, the root's .gitmodules text or None) as the index holds
     them, for `verify --manifest-only --staged`; the file and .gitmodules are then not read.
+    allow_empty: a file that declares no dependency at all loads too (`qola add` adds the
+    first one to another tool's file).
     """
     with recording() as trail:
-        manifest = _load(path, root, staged)
+        manifest = _load(path, root, staged, allow_empty)
     return replace(manifest, looked=None if trail.unprovable else tuple(trail.pairs()))
 
 
-def _load(path: Path, root: Path | None, staged: tuple[bytes, str | None] | None) -> Manifest:
+def _load(
+    path: Path, root: Path | None, staged: tuple[bytes, str | None] | None, allow_empty: bool
+) -> Manifest:
     path = Path(os.path.abspath(path))
     try:
         if staged is None:
@@ -102,6 +109,7 @@ def _load(path: Path, root: Path | None, staged: tuple[bytes, str | None] | None
         problem = f"cannot parse the manifest: {_why(exc)}"
         raise ManifestError(str(path), problem, _SIMPLER) from None
     loader = Loader(path, text, data, root)
+    loader.allow_empty = allow_empty
     if staged is not None:
         loader.gitmodules = staged[1]  # None: read .gitmodules from disk
     try:
@@ -149,6 +157,7 @@ class Loader:
         self._modules_by_path: dict[str, configfile.Submodule] | None = None
         self._git_dirs: dict[str, bool] = {}  # real folder -> is a git dir
         self.gitmodules: str | None = None  # the root's .gitmodules text, when not read from disk
+        self.allow_empty = False  # a file that declares no dependency loads (for `qola add`)
 
     def line(self, where: str) -> int | None:
         if self._lines is None:
@@ -182,7 +191,9 @@ class Loader:
             deps.append(self._dep(name, table, root, modules))
         deps.extend(legacy_keys.deps(self, qola, root, modules, {d.name for d in deps}))
         misspelt = self._misspelt_deps()
-        if not deps:
+        # An empty [deps] table says so on purpose (what `qola init` writes before the
+        # first `qola add`); a file without one that pins nothing is not a manifest.
+        if not deps and (misspelt or "deps" not in self.data) and not self.allow_empty:
             raise ManifestError(
                 str(self.path),
                 "declares no dependencies",

@@ -1,0 +1,308 @@
+"""`qola add NAME URL`: pin a new dependency, resolved with ls-remote, in the manifest (a new
+qola.toml where there is none), ignore its folder, and check it out.
+
+Everything that can refuse runs before anything is written: the URL and path are checked
+by the loader before git runs, the ref is resolved before the manifest is touched, and
+the new text is loaded again before it is written. A checkout that fails afterwards
+leaves the pin written (it is the remote's answer, and right): its message says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import posixpath
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from qola.base import console
+from qola.base.errors import QolaError, UsageError
+from qola.commands import options
+from qola.commands.session import Common, finite, tracked_manifests
+from qola.history.add import Resolved, Wanted, check_wanted, resolve
+from qola.manifest import BOM, Dep, Manifest
+from qola.manifest.write_new import appended, check_appended, dep_table
+from qola.output import cmake_env
+
+if TYPE_CHECKING:
+    from qola.gitrun.git import Runner
+
+DEFAULT_FOLDER = "3rdparty"  # where a dependency goes without --path: 3rdparty/NAME
+_PLACEHOLDER = "0" * 40  # the pin while nothing is resolved yet: checks all the rest
+
+
+class AddOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses cost imports
+    """How `add` pins and checks out: its options (cli.py), from click."""
+
+    wanted: Wanted  # --tag, --branch, --commit
+    path: str | None  # --path (default: 3rdparty/NAME)
+    submodules: bool  # not --no-submodules
+    no_checkout: bool
+    fetch_timeout: float
+
+
+class _Plan(NamedTuple):
+    """What `add` writes, all of it decided before the first write."""
+
+    manifest: Path
+    raw: bytes | None  # the manifest's bytes as read; None: it is created
+    text: str  # the new manifest, less its byte order mark
+    dep: Dep
+    ignore: tuple[Path, bytes | None, str] | None  # .gitignore: its path, bytes, new text
+
+
+def add(common: Common, name: str, url: str, opts: AddOptions) -> int:
+    """Resolve, write the pin (and the ignore line), then check it out."""
+    from qola import manifest as manifests  # lazy: some commands only
+    from qola.gitrun import git  # lazy: only where git runs
+
+    git.scrub_environment()
+    console.configure(common.verbose, common.quiet)
+    check_wanted(opts.wanted)
+    path, exists = _which_manifest(common)
+    existing = manifests.load(path, common.root, allow_empty=True) if exists else None
+    raw = path.read_bytes() if exists else None
+    text = raw.decode("utf-8").removeprefix(BOM) if raw is not None else ""
+    folder = opts.path if opts.path is not None else f"{DEFAULT_FOLDER}/{name}"
+    if existing is not None:
+        _refuse_taken(existing, name, folder)
+    # Every check the loader makes of the new table (name, path, URL) before git runs.
+    new = _Table(name, folder, url, opts.submodules)
+    _, loaded, dep = _loaded(path, common.root, text, new, Resolved(_PLACEHOLDER, None, None, ""))
+    plan, resolved = _plan(common, path, raw, text, new, loaded.root, dep, opts)
+    _write(plan)
+    said = resolved.source
+    if resolved.tag is not None and said != f"tag {resolved.tag}":
+        said += f", tag {resolved.tag}"
+    console.result(f"added {name}: {resolved.commit[:12]} ({said}) at {dep.path}, "
+                   f"in {plan.manifest}")  # fmt: skip
+    if plan.ignore is not None:
+        console.result(f"added /{dep.path}/ to {plan.ignore[0]}")
+    if opts.no_checkout:
+        return 0
+    return _checkout(common, plan.manifest, name)
+
+
+class _Table(NamedTuple):
+    """The new dependency as the command line gives it."""
+
+    name: str
+    path: str
+    url: str  # as given: written so (the loader makes a local path absolute)
+    submodules: bool
+
+
+def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: _Table, root: Path,
+          dep: Dep, opts: AddOptions) -> tuple[_Plan, Resolved]:  # fmt: skip
+    """Resolve the ref and compute every file's new text (nothing written)."""
+    from qola.gitrun import git  # lazy: only where git runs
+    from qola.gitrun.shim import install_signal_handlers, shim  # lazy: some commands only
+
+    restore_signals = install_signal_handlers()
+    try:
+        with shim(common.safe_directory, [root]) as env:
+            runner = git.Runner(env=env, trust=env.add, timeout=finite(opts.fetch_timeout))
+            ignore = _ignore_plan(runner, root, dep)
+            resolved = resolve(runner, new.name, dep.url, opts.wanted, _retry_words(opts))
+    finally:
+        restore_signals()
+    new_text, _, dep = _loaded(path, common.root, text, new, resolved)  # loads, or exit 2
+    return _Plan(path, raw, new_text, dep, ignore), resolved
+
+
+def _text(text: str, new: _Table, resolved: Resolved) -> str:
+    """The manifest text with the new table appended (its parse checked: the old one's
+    and the table, nothing else)."""
+    table = dep_table(new.name, new.path, new.url, resolved.commit, resolved.tag,
+                      resolved.track, new.submodules)  # fmt: skip
+    new_text = appended(text, table)
+    check_appended(text, new_text, new.name, _parse_table(table, new.name))
+    return new_text
+
+
+def _loaded(path: Path, root: Path | None, text: str, new: _Table, resolved: Resolved
+            ) -> tuple[str, Manifest, Dep]:  # fmt: skip
+    """The manifest text with the new table, what the loader makes of it, and its new Dep:
+    an error of the new table is the command line's (exit 2, nothing written)."""
+    from qola import manifest as manifests  # lazy: some commands only
+
+    new_text = _text(text, new, resolved)
+    try:
+        loaded = manifests.load(path, root, staged=(new_text.encode("utf-8"), None))
+    except QolaError as error:
+        raise UsageError(new.name, f"{error.problem}; nothing was written", error.hint) from None
+    [dep] = [dep for dep in loaded.deps if dep.name == new.name]
+    return new_text, loaded, dep
+
+
+def _parse_table(table: str, name: str) -> dict[str, object]:
+    import sys  # lazy: as the parser
+
+    if sys.version_info >= (3, 11):
+        import tomllib  # lazy: only to check the table
+    else:  # pragma: no cover
+        import tomli as tomllib  # lazy: only to check the table
+    found: dict[str, object] = tomllib.loads(table)["deps"][name]
+    return found
+
+
+def _which_manifest(common: Common) -> tuple[Path, bool]:
+    """The manifest to add to, as every command finds it (-m; else qola.toml here or
+    above, up to the repository's top; else the one manifest its index tracks), and
+    whether it exists: where none does, qola.toml at the top of the repository (here,
+    outside one)."""
+    path = Path(os.path.abspath(common.manifest))
+    if common.searched_from is None or path.is_file():
+        return path, path.is_file()
+    top = Path(options.search_top(os.fspath(common.searched_from)))
+    found = tracked_manifests(top, common.safe_directory)
+    if len(found) > 1:
+        raise UsageError(
+            str(top),
+            f"no {options.MANIFEST_NAME} here or above, and its index tracks "
+            f"{len(found)} manifests: {', '.join(found)}; nothing was written",
+            "pass --manifest PATH (or set QOLA_MANIFEST) to choose one",
+        )
+    if found:
+        return top / found[0], True
+    return top / options.MANIFEST_NAME, False
+
+
+def _refuse_taken(existing: Manifest, name: str, folder: str) -> None:
+    """A name or a folder another dependency has (or a folder inside one's, or holding
+    one) is refused, naming it."""
+    from qola.base import names  # lazy: some commands only
+
+    for dep in existing.deps:
+        if names.variable_name(dep.name) == names.variable_name(name):
+            same = "" if dep.name == name else f"is one name to CMake with {dep.name!r}, which "
+            raise UsageError(
+                name,
+                f"{same}is already a dependency in {existing.path} (at {dep.path}); nothing "
+                "was written",
+                f"give the new one another name; `qola bump {dep.name} --to REF` moves "
+                "the existing pin",
+            )
+    wanted = posixpath.normpath(folder.replace("\\", "/")).strip("/")
+    for dep in existing.deps:
+        if wanted == dep.path:
+            how = "is"
+        elif wanted.startswith(dep.path + "/"):
+            how = "is inside"
+        elif dep.path.startswith(wanted + "/"):
+            how = "holds"
+        else:
+            continue
+        raise UsageError(
+            name,
+            f"its folder {wanted} {how} the folder of {dep.name}, {dep.path}; nothing was "
+            "written",
+            "give it a folder of its own: --path P",
+        )
+
+
+def _ignore_plan(runner: Runner, root: Path, dep: Dep) -> tuple[Path, bytes | None, str] | None:
+    """The root's .gitignore with `/PATH/` added, for a plain clone (not a submodule of
+    the root) in a repository whose ignore rules do not ignore it yet; else None."""
+    from qola.gitrun import queries  # lazy: only where git runs
+    from qola.repo import gitfiles  # lazy: some commands only
+
+    if dep.submodule_name is not None or gitfiles.git_dir(root) is None:
+        return None
+    if queries.is_ignored(runner, root, dep.name, dep.path):
+        return None
+    ignore = root / ".gitignore"
+    try:
+        raw: bytes | None = ignore.read_bytes()
+    except FileNotFoundError:
+        raw = None
+    text = raw.decode("utf-8", errors="surrogateescape") if raw is not None else ""
+    newline = "\r\n" if text.partition("\n")[0].endswith("\r") else "\n"
+    if text and not text.endswith("\n"):
+        text += newline
+    return ignore, raw, f"{text}/{dep.path}/{newline}"
+
+
+def _write(plan: _Plan) -> None:
+    """The manifest (atomically; refused if it changed since it was read), then the
+    .gitignore line."""
+    from qola.commands.init import create  # lazy: some commands only
+    from qola.manifest import edit  # lazy: some commands only
+
+    if plan.raw is None:
+        create(plan.manifest, plan.text.encode("utf-8"))
+    else:
+        bom = BOM if plan.raw.startswith(BOM.encode()) else ""
+        edit.write_atomically(plan.manifest, bom + plan.text, plan.raw)
+    if plan.ignore is None:
+        return
+    ignore, raw, text = plan.ignore
+    data = text.encode("utf-8", errors="surrogateescape")
+    try:
+        if raw is None:
+            create(ignore, data)
+        else:
+            replace_file(ignore, data, raw)
+    except (QolaError, OSError) as error:
+        why = error.problem if isinstance(error, QolaError) else error.strerror
+        raise UsageError(
+            str(ignore),
+            f"cannot add /{plan.dep.path}/ to it ({why}); the pin of {plan.dep.name} is "
+            f"written in {plan.manifest}",
+            f"add the line /{plan.dep.path}/ to {ignore} yourself",
+        ) from None
+
+
+def replace_file(path: Path, data: bytes, expected: bytes) -> None:
+    """Replace the file at path with data (a rename: whole or not at all), unless it no
+    longer holds expected."""
+    import contextlib
+    import stat
+    import tempfile
+
+    if path.read_bytes() != expected:
+        raise UsageError(str(path), "changed on disk since qola read it")
+    status = path.stat()
+    fd, temp = tempfile.mkstemp(prefix=".qola-edit-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temp, stat.S_IMODE(status.st_mode))
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _retry_words(opts: AddOptions) -> list[str]:
+    """The options after `qola add NAME URL` that a hint naming another ref repeats."""
+    words = ["--path", opts.path] if opts.path is not None else []
+    words += ["--no-submodules"] * (not opts.submodules)
+    return words + ["--no-checkout"] * opts.no_checkout
+
+
+def _checkout(common: Common, manifest: Path, name: str) -> int:
+    """`qola checkout NAME` of the new dependency; when it fails, say that the pin stays
+    written and what to run once the cause is fixed."""
+    from qola.commands.checkout import CheckoutOptions, checkout  # lazy: some commands only
+
+    only = dataclasses.replace(common, manifest=manifest, names=(name,), groups=(),
+                               searched_from=None)  # fmt: skip
+    code = checkout(only, CheckoutOptions(False, False, 1, None, None, 600.0, 600.0, "text"))
+    if code != 0:
+        again = ["qola", "checkout", name]
+        if common.searched_from is None:  # -m given: the checkout must be told too
+            again[2:2] = ["-m", str(manifest)]
+        if common.root is not None:
+            again[2:2] = ["--root", str(common.root)]
+        cmake_env.report(cmake_env.render(UsageError(
+            name,
+            f"its pin is written in {manifest}, but the checkout failed (above); the pin "
+            "stays: it is what the remote named",
+            f"once the cause is fixed, check it out: {shlex.join(again)}",
+        )))  # fmt: skip
+    return code
