@@ -100,8 +100,12 @@ def test_bump_to_the_pin_already_written_stages_the_gitlink_beside_the_manifest(
     )
 
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == f"lib is already at {upstream.lib_v2[:12]} ({upstream.lib_v2})\n"
+    # The pin was written by hand without its label; v2.0 names it upstream.
+    assert proc.stdout == (
+        f"lib is already at {upstream.lib_v2[:12]} ({upstream.lib_v2}); labelling it v2.0\n"
+    )
     assert proc.stderr == (
+        "qola: lib: qola.toml now labels it v2.0\n"
         f"qola: lib: staged the gitlink 3rdparty/lib at {upstream.lib_v2[:12]}\n"
         "qola: staged qola.toml\n"
     )

@@ -142,7 +142,12 @@ def carry_out(
         if edit.command.startswith("qola bump --all"):
             sess.note(f"{manifest.path.name} now pins {count(len(pins), 'new commit')}")
         elif edit.command.startswith("qola bump "):
-            sess.note(f"{edit.pins[0].name}: {manifest.path.name} now pins {edit.pins[0].new}")
+            pin = edit.pins[0]
+            said = f"{pin.name}: {manifest.path.name} now"
+            if pin.old != pin.new:
+                sess.note(f"{said} pins {pin.new}")
+            else:  # the label alone changed
+                sess.note(f"{said} labels it {pin.tag}" if pin.tag else f"{said} has no label")
     linked = [deps[name] for name in edit.gitlinks]
     if edit.message is None:
         stage(sess, pins, linked, labels)
