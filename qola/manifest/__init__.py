@@ -26,7 +26,7 @@ from qola.manifest.model import (
     did_you_mean,
     followed,
 )
-from qola.manifest.values import check_name, match_submodule
+from qola.manifest.values import UNPINNED, check_name, match_submodule
 from qola.repo import configfile, fslimits
 from qola.repo.trail import cannot_prove, recording, saw_file
 
@@ -37,8 +37,10 @@ else:  # pragma: no cover
 
 # What `from qola.manifest import …` gives: the model, and load.
 __all__ = [
-    "BOM", "DEP_KEYS", "LEGACY_KEYS", "SCHEMA", "Dep", "Followed", "Manifest", "followed", "load",
+    "BOM", "DEP_KEYS", "LEGACY_KEYS", "SCHEMA", "UNPINNED", "Dep", "Followed", "Manifest",
+    "followed", "load",
 ]
+
 
 # tomllib (and tomli) end their messages with the position; only Python 3.14 adds attributes.
 _TOML_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")
@@ -49,19 +51,26 @@ _SIMPLER = "a manifest is a short TOML file; check that this is the file you mea
 
 
 def load(
-    path: Path, root: Path | None = None, staged: tuple[bytes, str | None] | None = None
+    path: Path,
+    root: Path | None = None,
+    staged: tuple[bytes, str | None] | None = None,
+    repair: str | None = None,
 ) -> Manifest:
     """Read, parse and validate the manifest at path (noting what it read, for a stamp).
 
     staged: (the manifest's bytes, the root's .gitmodules text or None) as the index holds
     them, for `verify --manifest-only --staged`; the file and .gitmodules are then not read.
+    repair: the one dependency whose pin may be a branch or tag name (`bump NAME --to REF`,
+    which rewrites it): its commit is then UNPINNED. Every other command passes None.
     """
     with recording() as trail:
-        manifest = _load(path, root, staged)
+        manifest = _load(path, root, staged, repair)
     return replace(manifest, looked=None if trail.unprovable else tuple(trail.pairs()))
 
 
-def _load(path: Path, root: Path | None, staged: tuple[bytes, str | None] | None) -> Manifest:
+def _load(
+    path: Path, root: Path | None, staged: tuple[bytes, str | None] | None, repair: str | None
+) -> Manifest:
     path = Path(os.path.abspath(path))
     try:
         if staged is None:
@@ -102,6 +111,7 @@ def _load(path: Path, root: Path | None, staged: tuple[bytes, str | None] | None
         problem = f"cannot parse the manifest: {_why(exc)}"
         raise ManifestError(str(path), problem, _SIMPLER) from None
     loader = Loader(path, text, data, root)
+    loader.repair = repair
     if staged is not None:
         loader.gitmodules = staged[1]  # None: read .gitmodules from disk
     try:
@@ -149,6 +159,7 @@ class Loader:
         self._modules_by_path: dict[str, configfile.Submodule] | None = None
         self._git_dirs: dict[str, bool] = {}  # real folder -> is a git dir
         self.gitmodules: str | None = None  # the root's .gitmodules text, when not read from disk
+        self.repair: str | None = None  # the dependency whose ref-name pin passes (load's repair)
 
     def line(self, where: str) -> int | None:
         if self._lines is None:
