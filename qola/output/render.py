@@ -309,7 +309,7 @@ def bump_json(manifest: Manifest, move: Move, dry_run: bool) -> str:
         "dry_run": dry_run,
         "name": move.dep.name,
         "ref": move.ref,
-        "old": move.was or move.old,  # a repaired pin: the branch or tag name it was
+        "old": move.old,  # a repaired pin (it was a ref name): git's null SHA, no commit
         "new": move.new,
         "changed": move.old != move.new,
         # An integer as ever (schema 1 changes no field's type); count_known says whether
