@@ -73,6 +73,8 @@ class Move:
     def message(self) -> str:
         """The commit message: `Bump aiter from d32b0cb to 9f1e2aa` and the short log."""
         body = "\n".join(self.details())
+        if self.back and self.count is not None:  # a move back says so before any log
+            body = f"({moved(self.count, self.back)})" + (f"\n{body}" if body else "")
         if self.count is None:
             body += f"\n({self.unknown})" if body else f"({self.unknown})"
         if self.was:
