@@ -195,7 +195,7 @@ def commit(loader: Loader, where: str, name: str, value: str, legacy: bool) -> s
         return UNPINNED  # `bump NAME --to REF` writes the commit in its place
     problem = f"{value!r} is a branch or tag name, not a commit SHA"
     # Runs as printed: bump loads this manifest with repair=NAME, and resolves the name.
-    hint = f"pin the commit it names: qola bump {name} --to {_shell_word(value.strip())}"
+    hint = f"qola bump {name} --to {_shell_word(value.strip())}"
     raise loader.fail(where, problem, hint if value.strip() else f"qola bump {name} --to REF")
 
 

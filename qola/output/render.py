@@ -318,7 +318,7 @@ def bump_json(manifest: Manifest, move: Move, dry_run: bool) -> str:
         "count_known": move.count is not None,
         "back": move.back,  # the old pin's commits the new one lacks (a move back)
         "submodules": [{"path": n.path, "old": n.old, "new": n.new, "count": n.count,
-                        "back": n.back} for n in move.nested],
+                        "back": None if n.count is None else n.back} for n in move.nested],
         "commits": [
             {"sha": c.sha, "subject": c.subject, "author": c.author, "email": c.email,
              "date": c.date}

@@ -265,8 +265,8 @@ def _nested_json(nested: tuple[Nested, ...] | None) -> list[dict[str, Any]] | No
     """Each nested submodule the move moves (None: the trees could not be read)."""
     if nested is None:
         return None
-    return [{"path": n.path, "old": n.old, "new": n.new, "count": n.count, "back": n.back}
-            for n in nested]  # fmt: skip
+    return [{"path": n.path, "old": n.old, "new": n.new, "count": n.count,
+             "back": None if n.count is None else n.back} for n in nested]  # fmt: skip
 
 
 def _commit_json(commit: Commit) -> dict[str, Any]:
