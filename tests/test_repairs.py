@@ -352,3 +352,15 @@ def test_freeze_names_a_submodule_two_levels_down_and_the_commit_recording_it(
     assert f"git -C {root / '3rdparty' / 'top' / 'extern' / 'mid'} add -- extern/deep" in (
         res.stderr
     )
+
+
+def test_a_bump_from_a_tag_object_pin_counts_from_its_commit(tmp_path, greet, run_qola):
+    root = project(tmp_path, greet, greet.tag)
+    res = run_qola("bump", "greet", "--to", "main", cwd=root)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[0] == (
+        f"greet {greet.tag[:7]}..{greet.c3[:7]} (1 commit from {greet.c2[:7]}, the commit of "
+        "the tag object pinned)"
+    )
+    assert f'commit = "{greet.c3}"' in (root / "qola.toml").read_text()
+    assert run_qola("verify", cwd=root).exit_code == 0
