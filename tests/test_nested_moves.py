@@ -154,7 +154,8 @@ def test_diff_names_composable_kernels_move_in_text_markdown_and_json(
     ]
     document = json.loads(run_qola("diff", "-m", str(moved), "--format", "json").stdout)
     assert document["changes"][0]["submodules"] == [
-        {"path": CK, "old": upstreams.ck_v1, "new": upstreams.ck_v3, "count": None}
+        {"path": CK, "old": upstreams.ck_v1, "new": upstreams.ck_v3, "count": None,
+         "back": None}
     ]
 
 
@@ -197,7 +198,8 @@ def test_outdated_names_the_nested_move_the_tip_would_bring_in_every_format(
     ]
     document = json.loads(run_qola("outdated", "-m", manifest, "--format", "json").stdout)
     assert document["deps"][0]["submodules"] == [
-        {"path": CK, "old": upstreams.ck_v1, "new": upstreams.ck_v3, "count": None}
+        {"path": CK, "old": upstreams.ck_v1, "new": upstreams.ck_v3, "count": None,
+         "back": None}
     ]
     assert snapshot(te) == before
 

@@ -13,6 +13,7 @@ from qola.commands.session import Common, Session, finite, session
 from qola.history import bump as bumps  # (bump/bump_all here are the commands)
 from qola.history import edit_record
 from qola.history.bump_all import message, plan
+from qola.manifest import UNPINNED
 from qola.output import render
 from qola.repo import develop_marks
 from qola.sync.plan import Options
@@ -59,7 +60,8 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
     offline, lock_timeout = opts.offline, opts.lock_timeout
 
     common = dataclasses.replace(common, names=(name,))
-    with session(common, offline=offline) as sess:
+    # With --to, a pin written as a branch or tag name loads (as UNPINNED): this repairs it.
+    with session(common, offline=offline, repair=name if ref else None) as sess:
         sess.runner.timeout = finite(opts.fetch_timeout)
         [dep] = sess.deps
         refuse_if_developing(sess, [dep])
@@ -75,7 +77,16 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
         target = bumps.resolve(sess.runner, dep, worktree, ref, offline)
         new, source = target.sha, target.ref
         move = bumps.Move(dep, dep.commit, new, ref or dep.follows.label, tag=target.tag)
-        move = bumps.describe(sess.runner, move, worktree, source, offline, opts.allow_downgrade)
+        if dep.commit == UNPINNED:  # no commit to count from, nor to descend from
+            was = bumps.written_pin(bumps.read_manifest(sess.manifest)[1], dep)
+            move = bumps.repair(sess.runner, move, worktree, source, offline, was)
+        else:
+            move = bumps.describe(sess.runner, move, worktree, source, offline,
+                                  opts.allow_downgrade)  # fmt: skip
+        if ref is not None and ref.lower() == new and move.new != new:
+            # git peels it as checkout would not: the pin written is the commit it names.
+            sess.note(f"{dep.name}: {ref[:12]} is a tag object, not a commit: pinning the "
+                      f"commit it names, {move.new[:12]}")  # fmt: skip
         new = move.new
         if opts.fmt == "json":
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from qola.base import console
+import dataclasses
+import os
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from qola.base import console, safetext
 from qola.commands import editing
 from qola.commands.bump import command_line, warn_if_only_here
 from qola.commands.session import Common, Session, session
@@ -10,7 +17,12 @@ from qola.gitrun import queries
 from qola.gitrun.lock import DEFAULT_TIMEOUT
 from qola.history import bump, edit_record, releases
 from qola.repo import develop_marks, gitfiles
+from qola.sync.observe import observe
 from qola.sync.plan import Options
+
+if TYPE_CHECKING:
+    from qola.manifest import Dep
+    from qola.sync.observe import SubmoduleState
 
 
 def freeze(common: Common, dry_run: bool) -> int:
@@ -40,6 +52,7 @@ def freeze(common: Common, dry_run: bool) -> int:
                 if head != dep.commit:
                     where = sess.manifest.root / dep.path
                     warn_if_only_here(sess.runner, where, dep.name, dep.path, dep.url, head)
+            _warn_nested_off(sess, dep, head)
         if not changes:
             console.result("every pin already matches what is checked out")
             _end_developing(sess)
@@ -61,6 +74,47 @@ def freeze(common: Common, dry_run: bool) -> int:
         if code == 0:
             _end_developing(sess)
         return code
+
+
+def _warn_nested_off(sess: Session, dep: Dep, head: str) -> None:
+    """Warn of each nested submodule checked out off the gitlink that head records: the
+    pin does not hold it (a checkout moves it back to the gitlink, and verify fails until
+    then). A warning, not a refusal: the commit pinned is the dependency's own and right;
+    what is off is only checked out, and the warning says how to pin it too."""
+    if not dep.submodules:
+        return  # its nested submodules are left as they are: none is the pin's business
+    state = observe(sess.manifest, dataclasses.replace(dep, commit=head), sess.runner)
+    worktree = sess.manifest.root / dep.path
+    for folder, commit, sub in _walk(worktree, worktree, head, state.submodules or ()):
+        if sub.head is None or sub.at_target or sub.wanted is None:
+            continue  # not checked out (checkout brings it), or where the pin puts it
+        holder = "the commit pinned" if folder == worktree else (
+            f"the commit {safetext.path(os.path.relpath(folder, worktree))} is at")
+        console.warning(
+            f"{dep.name}: the nested submodule {safetext.path(sub.path)} is checked out at "
+            f"{sub.head[:12]}, but {commit[:12]}, {holder}, records {sub.wanted[:12]}: a "
+            "checkout puts it back there, and `qola verify` fails until then"
+        )
+        name = os.path.relpath(worktree / sub.path, folder)
+        git = f"git -C {shlex.quote(str(folder))}"
+        console.message(
+            f"hint: to pin {sub.head[:12]}, commit it there ({git} add -- "
+            f"{shlex.quote(name)} && {git} commit -m 'Move {name}'), then run "
+            f"`qola freeze {dep.name}` again"
+        )
+
+
+def _walk(
+    worktree: Path, folder: Path, commit: str, subs: Iterable[SubmoduleState]
+) -> list[tuple[Path, str, SubmoduleState]]:
+    """Each nested submodule below folder (at commit) with the repository whose commit
+    records it and that commit; sub.path is relative to the dependency's work tree."""
+    found = []
+    for sub in subs:
+        found.append((folder, commit, sub))
+        if sub.head is not None:
+            found += _walk(worktree, worktree / sub.path, sub.head, sub.children)
+    return found
 
 
 def _end_developing(sess: Session) -> None:

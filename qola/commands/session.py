@@ -57,7 +57,7 @@ class Session:
 @contextmanager
 def session(
     common: Common, resolve_pins: bool = True, staged: Staged | None = None,
-    offline: bool = False, handoff: Handoff | None = None,
+    offline: bool = False, handoff: Handoff | None = None, repair: str | None = None,
 ) -> Iterator[Session]:
     """Load the manifest, select deps, and run git under the safe.directory shim.
 
@@ -68,6 +68,8 @@ def session(
     that say they do (network=True).
     handoff: what the no-op loaded and observed before it stepped aside; its manifest is
     taken (not loaded again) when it is this invocation's and all its loading read holds.
+    repair: the one dependency whose pin may be a branch or tag name (`bump NAME --to
+    REF`, which writes a commit there; manifest.load's repair).
     """
     import os
 
@@ -91,7 +93,11 @@ def session(
     console.debug(options.manifest_note(common.manifest, common.searched_from, tracked))
     loaded = None
     if staged is None:
-        loaded = handed.manifest if handed else manifest.load(common.manifest, common.root)
+        loaded = (
+            handed.manifest
+            if handed and repair is None
+            else manifest.load(common.manifest, common.root, repair=repair)
+        )
         roots = [loaded.root]
     else:
         roots = [gitmodules.repository_top(Path(os.path.abspath(common.manifest)).parent)]

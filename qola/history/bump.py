@@ -17,13 +17,12 @@ from typing import NamedTuple
 
 from qola.base import console, safetext
 from qola.base.errors import GitError, QolaError, UsageError
-from qola.base.plural import count
 from qola.base.shas import is_full_sha
 from qola.gitrun import queries
 from qola.gitrun.git import Runner, command_error
 from qola.gitrun.queries import head_sha, index_gitlinks, root_gitlinks
 from qola.history import releases
-from qola.history.commits import Nested, learn
+from qola.history.commits import Nested, learn, moved
 from qola.manifest import BOM, Dep, Manifest, edit
 from qola.repo import configfile, gitfiles
 from qola.sync import patches
@@ -50,6 +49,9 @@ class Move:
     nested: tuple[Nested, ...] = ()  # the nested submodules the move moves
     unknown: str = ""  # why the count is unknown
     tag: str | None = None  # the label written beside the new pin (None: none names it)
+    back: int = 0  # the commits of the old pin's history that the new one lacks
+    was: str = ""  # the pin as written when it named no commit (a ref name): a repair
+    peeled: str = ""  # the commit the old pin names, where that pin is a tag object
 
     @property
     def old_as(self) -> str:
@@ -61,9 +63,17 @@ class Move:
         return self.tag or self.new[:7]
 
     def headline(self) -> str:
-        """`aiter d32b0cb..9f1e2aa (37 commits)`; with labels `fmt 11.0.2..11.1.4
-        (0c9fce2..1239137, 37 commits)`."""
-        said = self.unknown if self.count is None else count(self.count, "commit")
+        """`aiter d32b0cb..9f1e2aa (37 commits)`, `(back 2 commits)` for a downgrade; with
+        labels `fmt 11.0.2..11.1.4 (0c9fce2..1239137, 37 commits)`; a repaired pin says
+        what it was (nothing to count from)."""
+        if self.was:
+            return f"{self.dep.name}: {self.was} → {self.new[:7]} (the pin was a ref name)"
+        if self.peeled == self.new:
+            return (f"{self.dep.name}: {self.old[:7]} → {self.new[:7]} (the pin was a tag "
+                    "object; this is its commit)")  # fmt: skip
+        said = self.unknown if self.count is None else moved(self.count, self.back)
+        if self.peeled:
+            said += f" from {self.peeled[:7]}, the commit of the tag object pinned"
         shas = f"{self.old[:7]}..{self.new[:7]}"
         if (self.old_as, self.new_as) == (self.old[:7], self.new[:7]):
             return f"{self.dep.name} {shas} ({said})"
@@ -80,8 +90,13 @@ class Move:
     def message(self) -> str:
         """The commit message: `Bump aiter from d32b0cb to 9f1e2aa` and the short log."""
         body = "\n".join(self.details())
+        if self.back and self.count is not None:  # a move back says so before any log
+            body = f"({moved(self.count, self.back)})" + (f"\n{body}" if body else "")
         if self.count is None:
             body += f"\n({self.unknown})" if body else f"({self.unknown})"
+        if self.was:
+            return (f"Pin {self.dep.name} at {self.new[:7]} (the pin was the ref name "
+                    f"{self.was})\n\n{self.headline()}\n")  # fmt: skip
         subject = f"Bump {self.dep.name} from {self.old_as} to {self.new_as}"
         return f"{subject}\n\n{body}\n"
 
@@ -181,7 +196,8 @@ def describe(
         else f"commits unknown: the current pin is nowhere in {move.dep.url}"
     )
     move = dataclasses.replace(move, new=span.new, count=span.count, log=span.log,
-                               commits=span.commits, nested=span.nested,
+                               commits=span.commits, nested=span.nested, back=span.back,
+                               peeled=span.peeled,
                                unknown=unknown if span.count is None else "")  # fmt: skip
     if move.old == move.new:
         return move
@@ -203,6 +219,27 @@ def describe(
             "if moving back (or sideways) is intended, add --allow-downgrade",
         )
     return move
+
+
+def repair(
+    runner: Runner, move: Move, worktree: Path, source: str | None, offline: bool, was: str
+) -> Move:
+    """The move of a pin that named no commit (was: the branch or tag name written as the
+    pin) to move.new, checked to be a commit of the dependency (a tag object is peeled) as
+    describe checks one. There is no old commit: nothing to count from, nor to descend
+    from."""
+    pinned = dataclasses.replace(move.dep, commit=move.new)
+    span = learn(runner, pinned, worktree, move.new, source, offline, LOG_LINES)
+    return dataclasses.replace(move, new=span.new, count=None, was=was,
+                               unknown="the pin was a ref name")  # fmt: skip
+
+
+def written_pin(text: str, dep: Dep) -> str:
+    """The dependency's pin as the manifest text writes it (stripped)."""
+    found: object = tomllib.loads(text)
+    for part in dep.key.split("."):  # names hold no dots: deps.<name>.commit, qola.<name>_commit
+        found = found.get(part) if isinstance(found, dict) else None
+    return found.strip() if isinstance(found, str) else ""
 
 
 def read_manifest(manifest: Manifest) -> tuple[bytes, str]:

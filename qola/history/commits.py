@@ -37,10 +37,24 @@ class Nested:
     new: str
     count: int | None = None  # the commits between, when a checkout of it could count them
 
+    back: int = 0  # the commits of old's history that new's lacks (counted with count)
+
     def line(self) -> str:
-        """`submodule 3rdparty/ck: 1234567..89abcde (12 commits)`, as bump and diff say it."""
+        """`submodule 3rdparty/ck: 1234567..89abcde (12 commits)`, as bump and diff say it
+        (`back 2 commits` for a move backwards)."""
         said = f"submodule {self.path}: {_short(self.old)}..{_short(self.new)}"
-        return said if self.count is None else f"{said} ({counted(self.count, 'commit')})"
+        return said if self.count is None else f"{said} ({moved(self.count, self.back)})"
+
+
+def moved(forward: int, back: int) -> str:
+    """How far a move goes: `37 commits`; `back 2 commits` (a downgrade: every commit
+    counted is one the old commit has and the new one lacks); `3 commits back, 1 forward`
+    (sideways: the new commit is on another line of history)."""
+    if not back:
+        return counted(forward, "commit")
+    if not forward:
+        return f"back {counted(back, 'commit')}"
+    return f"{counted(back, 'commit')} back, {forward} forward"
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,8 @@ class Span:
     commits: list[Commit] = field(default_factory=list)  # all of them, newest first
     nested: tuple[Nested, ...] = ()  # the nested submodules the move moves
     cut: bool = False  # offline in a shallow clone: the history between is not all there
+    back: int = 0  # the commits of the old pin's history that new's lacks (a move back)
+    peeled: str = ""  # the commit the old pin names, where that pin is no commit (a tag's)
 
 
 @dataclass(frozen=True)
@@ -215,7 +231,8 @@ def _nested(runner: Runner, local: Path | None, path: str, old: str, new: str) -
         return Nested(path, old, new)
     try:
         if _answers(runner, worktree, old, new, stat=False):
-            return Nested(path, old, new, len(queries.commits(runner, worktree, new, old)))
+            forward = len(queries.commits(runner, worktree, new, old))
+            return Nested(path, old, new, forward, len(queries.commits(runner, worktree, old, new)))
     except QolaError:  # git may not run there (its config, say): the move is still known
         pass
     return Nested(path, old, new)
@@ -250,8 +267,10 @@ def _span(dep: Dep, found: Comparison, lines: int) -> Span:
         return Span(new, False, None, known=False)
     commits = list(found.added)
     log = [f"{c.sha[:7]} {safetext.line(c.subject)}" for c in commits]  # for logs and messages
+    old = found.old_commit.sha if found.old_commit is not None else dep.commit
     return Span(new, found.descends, len(log), log[:lines], commits=commits,
-                nested=found.nested or ())  # fmt: skip
+                nested=found.nested or (), back=len(found.dropped),
+                peeled=old if old != dep.commit else "")  # fmt: skip
 
 
 def _local_time(runner: Runner, worktree: Path | None, sha: str) -> int | None:

@@ -26,7 +26,7 @@ from qola.manifest.model import (
     did_you_mean,
     followed,
 )
-from qola.manifest.values import check_name, match_submodule
+from qola.manifest.values import UNPINNED, check_name, match_submodule
 from qola.repo import configfile, fslimits
 from qola.repo.trail import cannot_prove, recording, saw_file
 
@@ -37,8 +37,10 @@ else:  # pragma: no cover
 
 # What `from qola.manifest import …` gives: the model, and load.
 __all__ = [
-    "BOM", "DEP_KEYS", "LEGACY_KEYS", "SCHEMA", "Dep", "Followed", "Manifest", "followed", "load",
+    "BOM", "DEP_KEYS", "LEGACY_KEYS", "SCHEMA", "UNPINNED", "Dep", "Followed", "Manifest",
+    "followed", "load",
 ]
+
 
 # tomllib (and tomli) end their messages with the position; only Python 3.14 adds attributes.
 _TOML_AT = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")
@@ -53,6 +55,7 @@ def load(
     root: Path | None = None,
     staged: tuple[bytes, str | None] | None = None,
     allow_empty: bool = False,
+    repair: str | None = None,
 ) -> Manifest:
     """Read, parse and validate the manifest at path (noting what it read, for a stamp).
 
@@ -60,14 +63,20 @@ def load(
     them, for `verify --manifest-only --staged`; the file and .gitmodules are then not read.
     allow_empty: a file that declares no dependency at all loads too (`qola add` adds the
     first one to another tool's file).
+    repair: the one dependency whose pin may be a branch or tag name (`bump NAME --to REF`,
+    which rewrites it): its commit is then UNPINNED. Every other command passes None.
     """
     with recording() as trail:
-        manifest = _load(path, root, staged, allow_empty)
+        manifest = _load(path, root, staged, allow_empty, repair)
     return replace(manifest, looked=None if trail.unprovable else tuple(trail.pairs()))
 
 
 def _load(
-    path: Path, root: Path | None, staged: tuple[bytes, str | None] | None, allow_empty: bool
+    path: Path,
+    root: Path | None,
+    staged: tuple[bytes, str | None] | None,
+    allow_empty: bool,
+    repair: str | None = None,
 ) -> Manifest:
     path = Path(os.path.abspath(path))
     try:
@@ -110,6 +119,7 @@ def _load(
         raise ManifestError(str(path), problem, _SIMPLER) from None
     loader = Loader(path, text, data, root)
     loader.allow_empty = allow_empty
+    loader.repair = repair
     if staged is not None:
         loader.gitmodules = staged[1]  # None: read .gitmodules from disk
     try:
@@ -158,6 +168,7 @@ class Loader:
         self._git_dirs: dict[str, bool] = {}  # real folder -> is a git dir
         self.gitmodules: str | None = None  # the root's .gitmodules text, when not read from disk
         self.allow_empty = False  # a file that declares no dependency loads (for `qola add`)
+        self.repair: str | None = None  # the dependency whose ref-name pin passes (load's repair)
 
     def line(self, where: str) -> int | None:
         if self._lines is None:

@@ -22,6 +22,12 @@ from qola.repo.trail import saw_folder
 if TYPE_CHECKING:
     from qola.manifest import Loader
 
+# The commit of the one dependency `load(..., repair=NAME)` lets through with a branch or tag
+# name as its pin (git's null SHA: no commit). Only `bump NAME --to REF` loads so, and it
+# writes a commit in its place.
+UNPINNED = "0" * 40
+
+
 ABBREV_SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 
@@ -229,8 +235,19 @@ def commit(loader: Loader, where: str, name: str, value: str, legacy: bool) -> s
         # manifest first.
         problem = f"{value!r} is not a full commit SHA (40 hex digits, or 64 for sha256)"
         raise loader.fail(where, problem, "write the full 40-hex SHA in its place")
+    if name == loader.repair and value.strip():
+        return UNPINNED  # `bump NAME --to REF` writes the commit in its place
     problem = f"{value!r} is a branch or tag name, not a commit SHA"
-    raise loader.fail(where, problem, f"qola bump {name} --to {value.strip() or 'REF'}")
+    # Runs as printed: bump loads this manifest with repair=NAME, and resolves the name.
+    hint = f"qola bump {name} --to {_shell_word(value.strip())}"
+    raise loader.fail(where, problem, hint if value.strip() else f"qola bump {name} --to REF")
+
+
+def _shell_word(text: str) -> str:
+    """text as one word a shell passes on as it is (quoted only where it must be)."""
+    import shlex  # only for this message
+
+    return shlex.quote(text)
 
 
 def relative(loader: Loader, where: str, value: str, plain: str, absolute: str | Hint

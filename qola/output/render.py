@@ -309,15 +309,16 @@ def bump_json(manifest: Manifest, move: Move, dry_run: bool) -> str:
         "dry_run": dry_run,
         "name": move.dep.name,
         "ref": move.ref,
-        "old": move.old,
+        "old": move.old,  # a repaired pin (it was a ref name): git's null SHA, no commit
         "new": move.new,
         "changed": move.old != move.new,
         # An integer as ever (schema 1 changes no field's type); count_known says whether
         # it is git's count or only what a shallow local history holds.
         "count": len(move.commits) if move.count is None else move.count,
         "count_known": move.count is not None,
-        "submodules": [{"path": n.path, "old": n.old, "new": n.new, "count": n.count}
-                       for n in move.nested],
+        "back": move.back,  # the old pin's commits the new one lacks (a move back)
+        "submodules": [{"path": n.path, "old": n.old, "new": n.new, "count": n.count,
+                        "back": None if n.count is None else n.back} for n in move.nested],
         "commits": [
             {"sha": c.sha, "subject": c.subject, "author": c.author, "email": c.email,
              "date": c.date}

@@ -140,7 +140,7 @@ def _markdown_row(change: Change) -> str:
     elif found is None or not found.known:
         cells[4] = "unknown"
     elif old and new:
-        counts = f"+{len(found.added)}" + (f" / -{len(found.dropped)}" if found.dropped else "")
+        counts = _counts(len(found.added), len(found.dropped))
         cells[4] = md.compare_link(dep.url, old, new, counts)
     return "| " + " | ".join(cells) + " |"
 
@@ -157,7 +157,12 @@ def nested_cells(nested: Nested) -> tuple[str, str, str, str]:
     between when they were counted (`diff` and `outdated` tables)."""
     old, new = (sha[:12] if set(sha) != {"0"} else "" for sha in (nested.old, nested.new))
     return (f"↳ {md.code(nested.path)}", md.code(old) if old else "", md.code(new) if new else "",
-            "" if nested.count is None else f"+{nested.count}")  # fmt: skip
+            "" if nested.count is None else _counts(nested.count, nested.back))  # fmt: skip
+
+
+def _counts(added: int, dropped: int) -> str:
+    """`+3`, or `+3 / -2` where the move drops commits (backwards or sideways)."""
+    return f"+{added}" + (f" / -{dropped}" if dropped else "")
 
 
 def _markdown_kind(change: Change) -> str:
@@ -260,7 +265,8 @@ def _nested_json(nested: tuple[Nested, ...] | None) -> list[dict[str, Any]] | No
     """Each nested submodule the move moves (None: the trees could not be read)."""
     if nested is None:
         return None
-    return [{"path": n.path, "old": n.old, "new": n.new, "count": n.count} for n in nested]
+    return [{"path": n.path, "old": n.old, "new": n.new, "count": n.count,
+             "back": None if n.count is None else n.back} for n in nested]  # fmt: skip
 
 
 def _commit_json(commit: Commit) -> dict[str, Any]:

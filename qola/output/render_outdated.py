@@ -172,7 +172,8 @@ def _lag_json(item: Lag, limit: Limit | None, now: float) -> dict[str, Any]:
         "behind_days": item.days_behind(now),
         "on_track": item.on_track,
         "submodules": None if found is None or found.nested is None else [
-            {"path": n.path, "old": n.old, "new": n.new, "count": n.count} for n in found.nested
+            {"path": n.path, "old": n.old, "new": n.new, "count": n.count,
+             "back": None if n.count is None else n.back} for n in found.nested
         ],
         "over_limit": item.exceeds(limit, now),
         "error": cmake_env.render(item.error) if item.error else None,

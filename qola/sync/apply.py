@@ -25,6 +25,7 @@ from qola.sync import (
     patching,
     recovery,
     submodules,
+    tag_objects,
 )
 from qola.sync.local_work import observe_local_work, without_upstream_commits
 from qola.sync.observe import DepState, own_series
@@ -84,8 +85,14 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
         work.ways += _own_way(runner, state, target)
     if work and not options.force:
         raise refusal(dep, work)
+    early = move_head and bool(work.dirty or work.unsaved)
     if move_head:
         _check_offline(runner, state.worktree, dep, options)  # before anything is written
+        if early:
+            # --force saves and resets that work below: the pin first, so that a pin
+            # refused once it is here (a tag object) has reset nothing.
+            _ensure_commit(runner, state.worktree, dep, options, outcome)
+        tag_objects.refuse(runner, state.worktree, dep)  # a pin that names no commit
     # From here on a kill leaves a move to finish (recovery.py): recorded before --force's
     # save and reset, the first step that can leave git state behind.
     recovery.begin(state.worktree, state.head, target if move_head else state.head)
@@ -99,7 +106,9 @@ def apply(plan: Plan, runner: Runner, options: Options) -> Outcome:
     # but missing files (its first checkout never finished): git without -f would
     # keep its "deleted" files.
     if move_head:
-        _ensure_commit(runner, state.worktree, dep, options, outcome)
+        if not early:
+            _ensure_commit(runner, state.worktree, dep, options, outcome)
+            tag_objects.refuse(runner, state.worktree, dep)  # before HEAD or the files move
         # The pin's gitlinks, which the split needs, are here now: remembered for the no-op.
         own, was_known = patching.own(runner, state, write=True)
         if not known:
@@ -248,6 +257,7 @@ def _clone_into(plan: Plan, runner: Runner, options: Options, outcome: Outcome,
     try:
         fresh = _make_repository(runner, temp, gitdir, reuse, dep, outcome)
         _bring_pin(runner, temp, dep, fresh, present, mirror, outcome)
+        tag_objects.refuse(runner, temp, dep)  # a pin that names no commit: temp goes
         head, ctx = _check_out_clone(runner, temp, plan, options, outcome)
         if gitdir is not None:
             worktree = submodules.worktree_value(target, gitdir)

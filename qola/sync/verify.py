@@ -18,7 +18,7 @@ from qola.gitrun.guard import UnsafeRepositoryError
 from qola.gitrun.queries import head_sha
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
-from qola.sync import developing, patches
+from qola.sync import developing, patches, tag_objects
 from qola.sync.local_work import StatusEntry, half_made_changes, status
 from qola.sync.observe import (
     DepState,
@@ -237,12 +237,15 @@ def _commit_problems(
             problems.insert(0, problem)
     if not at_target and problem is None:
         series = f" + {count(len(top.patches), 'patch', 'patches')}" if top else ""
+        # A pin that is no commit (a tag's object) no HEAD can ever be: say what it is.
+        found = tag_objects.look(runner, state.worktree, dep.commit)
+        why = f": {found.problem()}" if found is not None else ""
         problems.insert(
             0,
             Problem(
                 WRONG_COMMIT,
                 f"HEAD is {head[:12] if head else 'not a commit'}, "
-                f"the pin is {dep.commit[:12]}{series}",
+                f"the pin is {dep.commit[:12]}{series}{why}",
             ),
         )
     return head, at_target
