@@ -92,8 +92,10 @@ def test_a_ref_name_pin_is_repaired_by_the_hint_as_printed(
     sha = getattr(greet, pinned)
     # No old commit to count from: what it was, what it is now, why.
     assert res.stdout.splitlines() == [f"greet: {written} → {sha[:7]} (the pin was a ref name)"]
-    assert (root / "qola.toml").read_bytes() == before.replace(
-        f'commit = "{written}"'.encode(), f'commit = "{sha}"'.encode()
+    # A tag given is the label beside the pin.
+    label = f'tag = "{written}"\n' if written in ("v1.0", "light") else ""
+    assert (root / "qola.toml").read_bytes() == labelled(
+        before.replace(f'commit = "{written}"'.encode(), f'commit = "{sha}"'.encode()), label
     )
     assert head(root / "3rdparty" / "greet") == sha
     assert run_qola("verify", cwd=root).exit_code == 0
@@ -193,11 +195,18 @@ def test_a_tag_object_pin_is_refused_before_the_clone_and_its_hints_run(
     assert res.stdout.splitlines() == [
         f"greet: {greet.tag[:7]} → {greet.c2[:7]} (the pin was a tag object; this is its commit)"
     ]
-    assert (root / "qola.toml").read_bytes() == before.replace(
-        greet.tag.encode(), greet.c2.encode()
+    assert (root / "qola.toml").read_bytes() == labelled(
+        before.replace(greet.tag.encode(), greet.c2.encode()), 'tag = "v1.0"\n'
     )
     assert run_qola("checkout", cwd=root).exit_code == 0
     assert run_qola("verify", cwd=root).exit_code == 0
+
+
+def labelled(manifest: bytes, line: str) -> bytes:
+    """manifest with line (a label, or nothing) after its commit's line."""
+    head, commit, rest = manifest.partition(b"commit = ")
+    pin, newline, tail = rest.partition(b"\n")
+    return head + commit + pin + newline + line.encode() + tail
 
 
 def test_a_tag_object_pin_leaves_a_checkout_where_it_was(tmp_path, greet, run_qola):
