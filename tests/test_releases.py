@@ -229,3 +229,35 @@ def test_a_pattern_no_release_matches_is_an_error_that_says_so(
         "hint: point track at the remote's tags, e.g. refs/tags/v*\n"
     )
     assert snapshot(root) == before
+
+
+def test_verify_remote_catches_a_release_retagged_or_deleted_upstream(
+    tmp_path: Path, tagged: Tagged, run_qola
+):
+    """A retagged release is what a supply-chain check exists to catch: its own kind."""
+    served = tmp_path / "served.git"
+    git(tmp_path, "clone", "-q", "--bare", str(tagged.repo), str(served))
+    root = project(tmp_path, tagged, tagged.v1_1, 'tag = "v1.1"\n')
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace(str(tagged.repo), str(served)))
+    assert run_qola("checkout", "-m", str(manifest)).exit_code == 0
+    assert run_qola("verify", "--remote", "-m", str(manifest)).exit_code == 0
+    git(served, "tag", "-f", "v1.1", tagged.rc)  # retagged
+    before = snapshot(root)
+    res = run_qola("verify", "--remote", "--format", "json", "-m", str(manifest))
+    assert res.exit_code == 1
+    import json
+
+    [dep] = json.loads(res.stdout)["deps"]
+    assert [(p["kind"], p["failure"]) for p in dep["problems"]] == [("tag-moved", True)]
+    assert dep["problems"][0]["message"] == (
+        f"tag v1.1 at {served} names {tagged.rc[:12]} now, not the pin {tagged.v1_1[:12]}: "
+        "it was moved (retagged) upstream; compare the two commits before trusting it, and "
+        "move the pin (qola bump rel --to v1.1) only if the new one is trusted"
+    )
+    assert snapshot(root) == before  # verify writes nothing
+    git(served, "tag", "-d", "v1.1")
+    res = run_qola("verify", "--remote", "-m", str(manifest))
+    assert res.exit_code == 1
+    assert f"tag v1.1 at {served} no longer exists, not the pin" in res.stdout + res.stderr
+    assert "it was deleted upstream" in res.stdout + res.stderr

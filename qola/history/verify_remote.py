@@ -15,7 +15,7 @@ from qola.history import releases
 from qola.history.scratch import REF, scratch
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
-from qola.sync.verify import UNREACHABLE, Problem, Report
+from qola.sync.verify import TAG_MOVED, UNREACHABLE, Problem, Report
 
 
 def add_problems(report: Report, runner: Runner) -> Report:
@@ -26,8 +26,10 @@ def add_problems(report: Report, runner: Runner) -> Report:
             with console.activity(dep_report.dep.name):
                 console.step("checking upstream", dep_report.dep.url)
                 problem = reachability(report.manifest, dep_report.dep, runner, Path(folder))
-            if problem is not None:
-                problems = (*dep_report.problems, problem)
+                moved = label_moved(dep_report.dep, runner, Path(folder))
+            found = tuple(one for one in (problem, moved) if one is not None)
+            if found:
+                problems = (*dep_report.problems, *found)
                 dep_report = dataclasses.replace(dep_report, problems=problems)
             deps.append(dep_report)
     return dataclasses.replace(report, deps=tuple(deps))
@@ -66,6 +68,27 @@ def reachability(manifest: Manifest, dep: Dep, runner: Runner, folder: Path) -> 
         UNREACHABLE,
         f"the pin {dep.commit[:12]} is not in the history of {label} at {dep.url} "
         f"(now at {tip[:12]}): it was never on it, or it was rewritten or moved back since",
+    )
+
+
+def label_moved(dep: Dep, runner: Runner, folder: Path) -> Problem | None:
+    """A `tag-moved` problem when the pin's label no longer names the pinned commit
+    upstream (retagged, or deleted); None when it does, or the pin has no label."""
+    if dep.tag is None:
+        return None
+    empty = folder / f"{dep.name}.tag"
+    empty.mkdir(exist_ok=True)
+    ref = f"refs/tags/{dep.tag}"
+    now = queries.remote_refs(runner, empty, dep.name, dep.url, [ref]).get(ref)
+    if now == dep.commit:
+        return None
+    what = "no longer exists" if now is None else f"names {now[:12]} now"
+    return Problem(
+        TAG_MOVED,
+        f"tag {dep.tag} at {dep.url} {what}, not the pin {dep.commit[:12]}: it was "
+        f"{'deleted' if now is None else 'moved (retagged)'} upstream; compare the two "
+        f"commits before trusting it, and move the pin (qola bump {dep.name} --to "
+        f"{dep.tag}) only if the new one is trusted",
     )
 
 

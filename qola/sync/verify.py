@@ -40,6 +40,7 @@ GITLINK = "gitlink"
 OVERRIDDEN = "overridden"
 UNSAFE = "unsafe"  # git would run a repository's own command, or write outside the project
 UNREACHABLE = "unreachable"  # only with --remote: the pin is not upstream in what it follows
+TAG_MOVED = "tag-moved"  # only with --remote: the pin's label names another commit upstream
 ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
 DEVELOPING = "developing"  # `qola develop NAME` marked it: a failure, CI is never green on it
 NOT_FAILURES = frozenset({OVERRIDDEN})
