@@ -261,3 +261,19 @@ def test_verify_remote_catches_a_release_retagged_or_deleted_upstream(
     assert res.exit_code == 1
     assert f"tag v1.1 at {served} no longer exists, not the pin" in res.stdout + res.stderr
     assert "it was deleted upstream" in res.stdout + res.stderr
+
+
+def test_status_shows_the_label_beside_the_pin(tmp_path: Path, tagged: Tagged, run_qola):
+    root = project(tmp_path, tagged, tagged.v1_1, 'tag = "v1.1"\n')
+    manifest = root / "qola.toml"
+    assert run_qola("checkout", "-m", str(manifest)).exit_code == 0
+    res = run_qola("status", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[1].split()[:4] == [
+        "rel", "3rdparty/rel", "v1.1", f"({tagged.v1_1[:7]})"
+    ]
+    import json
+
+    res = run_qola("status", "--format", "json", "-m", str(manifest))
+    [dep] = json.loads(res.stdout)["deps"]
+    assert (dep["pinned"], dep["tag"]) == (tagged.v1_1, "v1.1")

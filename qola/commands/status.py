@@ -31,7 +31,7 @@ def status(common: Common, fmt: str = "text") -> int:
                 (
                     dep.dep.name,
                     dep.path,
-                    dep.dep.commit[:12],
+                    f"{dep.dep.tag} ({dep.dep.commit[:7]})" if dep.dep.tag else dep.dep.commit[:12],
                     dep.head[:12] if dep.head else "-",
                     render.state_of(dep),
                     "differs" if GITLINK in kinds else "ok",

@@ -250,6 +250,7 @@ def status_json(report: Report) -> str:
             "name": dep.dep.name,
             "path": dep.path,
             "pinned": dep.dep.commit,
+            "tag": dep.dep.tag,
             "head": dep.head,
             "state": state_of(dep),
             "gitlink_differs": GITLINK in kinds,
