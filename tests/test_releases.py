@@ -59,9 +59,9 @@ def test_version_order_and_pre_releases_on_real_tag_histories() -> None:
     def refs(*tags: str) -> dict[str, str]:
         return {f"refs/tags/{tag}": f"{n:040x}" for n, tag in enumerate(tags)}
 
-    fmt = refs("5.3.0", "10.2.1", "11.0.2", "9.1.0", "11.1.4", "11.0.0")
+    fmt = refs("5.3.0", "10.2.1", "11.0.2", "9.1.0", "11.1.4", "11.0.0", "v0.11.0")
     assert [tag for tag, _ in releases.releases(fmt, "refs/tags/*")] == [
-        "5.3.0", "9.1.0", "10.2.1", "11.0.0", "11.0.2", "11.1.4"
+        "v0.11.0", "5.3.0", "9.1.0", "10.2.1", "11.0.0", "11.0.2", "11.1.4"
     ]
     llvm = refs("llvmorg-17.0.6", "llvmorg-18.1.0-rc1", "llvmorg-18.1.8", "llvmorg-19.1.0-rc3")
     assert releases.newest(llvm, "refs/tags/llvmorg-*") == ("llvmorg-18.1.8", f"{2:040x}")

@@ -1,7 +1,8 @@
 """Tags as people read them: the label of a pinned commit, and releases in version order.
 
-A track such as `refs/tags/v*` follows releases: of the tags it matches, the newest by
-git's version order (`git tag --sort=v:refname`: runs of digits compare as numbers).
+A track such as `refs/tags/v*` follows releases: of the tags it matches, the newest in
+version order (as `git tag --sort=v:refname`: runs of digits compare as numbers; read
+from each tag's first digit, so that `v0.11.0` comes before `12.2.0`).
 A pre-release (a letter after the version's first digit: `v1.2-rc1`, `2.0.0b1`) counts
 only when the pattern itself names one (a letter after its first `*`: `refs/tags/v*-rc*`),
 and a tag with no digit at all (`latest`) is no release.
@@ -24,9 +25,15 @@ def is_pattern(track: str | None) -> bool:
     return track is not None and "*" in track
 
 
-def version_key(name: str) -> tuple[tuple[int, int, str], ...]:
-    """A sort key in git's version order: `v1.9` before `v1.10`."""
-    return tuple((0, int(run), "") if run.isdigit() else (1, 0, run) for run in _RUNS.findall(name))
+def version_key(name: str) -> tuple[tuple[tuple[int, int, str], ...], str]:
+    """A sort key in version order: `v1.9` before `v1.10`. The version is read from the
+    first digit on, so that tags a project spelled two ways compare by their numbers
+    (fmt's `v0.11.0` before its `12.2.0`, googletest's `release-1.8.1` before `v1.13.0`)
+    where `git tag --sort=v:refname` would compare the `v`; the prefix breaks ties."""
+    digit = re.search(r"\d", name)
+    start = digit.start() if digit else len(name)
+    runs = _RUNS.findall(name[start:])
+    return tuple((0, int(r), "") if r.isdigit() else (1, 0, r) for r in runs), name[:start]
 
 
 def releases(refs: dict[str, str], pattern: str) -> list[tuple[str, str]]:
