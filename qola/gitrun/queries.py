@@ -269,7 +269,10 @@ def remote_refs(
     """{ref name: commit SHA} of the remote's refs matching patterns (one `git ls-remote`):
     an annotated tag is peeled to its commit. `where` is the folder git runs in (no
     repository is needed)."""
-    out = runner.run(where, "ls-remote", "--end-of-options", url, *patterns, check=False,
+    # git lists a tag's peeled line (`refs/tags/v1^{}`) only where a pattern matches it:
+    # `refs/tags/*` does, `refs/tags/v1` or `v1` does not, so each name is asked peeled too.
+    asked = [*patterns, *(f"{p}^{{}}" for p in patterns if "*" not in p and p != "HEAD")]
+    out = runner.run(where, "ls-remote", "--end-of-options", url, *asked, check=False,
                      network=True)  # fmt: skip
     if out.status != 0:
         from qola.gitrun.git import command_error  # lazy: only where git runs
