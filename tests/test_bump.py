@@ -601,8 +601,9 @@ def test_init_without_submodules_writes_a_manifest_that_says_how_to_add_one(
         [dep] = qola.manifest.load(root / "qola.toml").deps
         assert (dep.name, dep.commit, dep.tag) == ("lib", upstream.lib_v2, "v2.0")
     assert run_qola("checkout", cwd=root).exit_code == 0
-    assert run_qola("status", cwd=root).stdout.splitlines()[1].split()[:5] == [
-        "lib", "3rdparty/lib", upstream.lib_v2[:12], upstream.lib_v2[:12], "ok"]  # fmt: skip
+    assert run_qola("status", cwd=root).stdout.splitlines()[1].split()[:6] == [
+        "lib", "3rdparty/lib", "v2.0", f"({upstream.lib_v2[:7]})", upstream.lib_v2[:12],
+        "ok"]  # fmt: skip
 
 
 def test_empty_manifest_checks_out_and_verifies_nothing(tmp_path, run_qola):

@@ -277,3 +277,17 @@ def test_status_shows_the_label_beside_the_pin(tmp_path: Path, tagged: Tagged, r
     res = run_qola("status", "--format", "json", "-m", str(manifest))
     [dep] = json.loads(res.stdout)["deps"]
     assert (dep["pinned"], dep["tag"]) == (tagged.v1_1, "v1.1")
+
+
+def test_verify_remote_passes_a_pin_labelled_by_an_annotated_tag(
+    tmp_path: Path, tagged: Tagged, run_qola
+):
+    """git lists an annotated tag's commit (`^{}`) only where asked for it: the check must
+    compare the commit, not the tag object."""
+    root = project(tmp_path, tagged, tagged.v1_0, 'tag = "v1.0"\n')
+    manifest = root / "qola.toml"
+    manifest.write_text(manifest.read_text().replace('track = "refs/tags/v*"', 'track = "v1.0"'))
+    assert git(tagged.repo, "cat-file", "-t", "v1.0") == "tag"
+    assert run_qola("checkout", "-m", str(manifest)).exit_code == 0
+    res = run_qola("verify", "--remote", "-m", str(manifest))
+    assert res.exit_code == 0, res.stdout + res.stderr
