@@ -194,7 +194,6 @@ def test_two_names_cmake_spells_as_one_variable_are_refused(other, root, run_qol
     [
         ("main:refs/heads/evil", "it holds ':'"),
         ("+main", "a leading '+' forces a fetch"),
-        ("release/*", "it holds '*'"),
         ("a b", "it holds ' '"),
         ("v1..v2", "it holds '..'"),
         ("main.lock", "its part 'main.lock' ends with '.lock'"),
