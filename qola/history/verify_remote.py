@@ -5,6 +5,8 @@ Why it matters and how it is checked: docs/workflow.md, "How `verify --remote` c
 from __future__ import annotations
 
 import dataclasses
+import os
+import shlex
 import tempfile
 from pathlib import Path
 
@@ -19,14 +21,17 @@ from qola.sync.verify import TAG_MOVED, UNREACHABLE, Problem, Report
 
 
 def add_problems(report: Report, runner: Runner) -> Report:
-    """The report with an `unreachable` problem added to each dep whose pin is not upstream."""
+    """The report with an `unreachable` problem added to each dep whose pin is not
+    upstream, and a `tag-moved` one to each whose label names another commit there."""
     with tempfile.TemporaryDirectory(prefix="qola-remote-") as folder:
         deps = []
         for dep_report in report.deps:
-            with console.activity(dep_report.dep.name):
-                console.step("checking upstream", dep_report.dep.url)
-                problem = reachability(report.manifest, dep_report.dep, runner, Path(folder))
-                moved = label_moved(dep_report.dep, runner, Path(folder))
+            dep = dep_report.dep
+            with console.activity(dep.name):
+                console.step("checking upstream", dep.url)
+                refs = upstream_refs(dep, runner, Path(folder))
+                problem = reachability(report.manifest, dep, runner, refs)
+                moved = label_moved(report.manifest, dep, refs)
             found = tuple(one for one in (problem, moved) if one is not None)
             if found:
                 problems = (*dep_report.problems, *found)
@@ -35,21 +40,36 @@ def add_problems(report: Report, runner: Runner) -> Report:
     return dataclasses.replace(report, deps=tuple(deps))
 
 
-def reachability(manifest: Manifest, dep: Dep, runner: Runner, folder: Path) -> Problem | None:
-    """None when the pin is in the history of dep's followed ref upstream, else the problem."""
+def upstream_refs(dep: Dep, runner: Runner, folder: Path) -> dict[str, str]:
+    """{ref: commit} of what dep's track and label name upstream, from one ls-remote (none
+    when it has neither)."""
+    asked = []
+    if dep.track is not None:
+        asked.append("refs/tags/*" if releases.is_pattern(dep.track) else dep.track)
+    if dep.tag is not None and asked != ["refs/tags/*"]:
+        asked.append(f"refs/tags/{dep.tag}")
+    if not asked:
+        return {}
+    empty = folder / f"{dep.name}.ls-remote"
+    empty.mkdir(exist_ok=True)
+    return queries.remote_refs(runner, empty, dep.name, dep.url, asked)
+
+
+def reachability(
+    manifest: Manifest, dep: Dep, runner: Runner, refs: dict[str, str]
+) -> Problem | None:
+    """None when the pin is in the history of dep's followed ref upstream, else the problem;
+    refs: what upstream_refs found."""
     if dep.track is None:
         # The same ref `qola bump` follows when no track is set.
         (source, label), tip = dep.follows, None
     else:
-        empty = folder / f"{dep.name}.ls-remote"
-        empty.mkdir()
         if releases.is_pattern(dep.track):
             # Releases: the pin is upstream when the newest release's history holds it.
-            newest = releases.newest(queries.remote_refs(runner, empty, dep.name, dep.url,
-                                                         ["refs/tags/*"]), dep.track)  # fmt: skip
+            newest = releases.newest(refs, dep.track)
             found = None if newest is None else (f"refs/tags/{newest[0]}", newest[1])
         else:
-            found = queries.remote_ref(runner, empty, dep.name, dep.url, dep.track)
+            found = queries.pick_ref(refs, dep.track)
         if found is None:
             return Problem(
                 UNREACHABLE,
@@ -71,24 +91,40 @@ def reachability(manifest: Manifest, dep: Dep, runner: Runner, folder: Path) -> 
     )
 
 
-def label_moved(dep: Dep, runner: Runner, folder: Path) -> Problem | None:
+def label_moved(manifest: Manifest, dep: Dep, refs: dict[str, str]) -> Problem | None:
     """A `tag-moved` problem when the pin's label no longer names the pinned commit
-    upstream (retagged, or deleted); None when it does, or the pin has no label."""
+    upstream (retagged, or deleted); None when it does, or the pin has no label.
+
+    refs: what upstream_refs found. The hint says how to look at both commits: a retag
+    may be an honest fix or an attack, and only a person can tell which."""
     if dep.tag is None:
         return None
-    empty = folder / f"{dep.name}.tag"
-    empty.mkdir(exist_ok=True)
     ref = f"refs/tags/{dep.tag}"
-    now = queries.remote_refs(runner, empty, dep.name, dep.url, [ref]).get(ref)
+    now = refs.get(ref)
     if now == dep.commit:
         return None
-    what = "no longer exists" if now is None else f"names {now[:12]} now"
+    if now is None:
+        return Problem(
+            TAG_MOVED,
+            f"tag {dep.tag} at {dep.url} no longer exists, not the pin {dep.commit[:12]}: "
+            f"it was deleted upstream; the pin itself is unchanged. Keep the commit and drop "
+            f"the label with: qola bump {dep.name} --to {dep.commit}",
+        )
+    clone = manifest.root / dep.path
+    compare = ""
+    if gitfiles.git_dir(clone) is not None:
+        where = shlex.quote(os.path.relpath(clone))
+        compare = (
+            f" (git -C {where} fetch -q --no-tags {shlex.quote(dep.url)} "
+            f"{shlex.quote(ref)} && git -C {where} log --oneline --left-right "
+            f"{dep.commit[:12]}...FETCH_HEAD)"
+        )
     return Problem(
         TAG_MOVED,
-        f"tag {dep.tag} at {dep.url} {what}, not the pin {dep.commit[:12]}: it was "
-        f"{'deleted' if now is None else 'moved (retagged)'} upstream; compare the two "
-        f"commits before trusting it, and move the pin (qola bump {dep.name} --to "
-        f"{dep.tag}) only if the new one is trusted",
+        f"tag {dep.tag} at {dep.url} names {now[:12]} now, not the pin {dep.commit[:12]}: "
+        f"it was moved (retagged) upstream; compare the two commits before trusting it"
+        f"{compare}, and move the pin (qola bump {dep.name} --to {dep.tag}) only if the "
+        "new one is trusted",
     )
 
 
