@@ -45,6 +45,15 @@ def commit_sha(runner: Runner, repo: Path, rev: str) -> str | None:
     return sha if out.status == 0 and sha else None
 
 
+def local_tag(runner: Runner, repo: Path, name: str) -> str | None:
+    """What the repository's own tag refs/tags/name names, annotated tags peeled (a commit,
+    or the tree or blob a tag may name); None when it has no such tag."""
+    out = runner.run(repo, "rev-parse", "--verify", "-q", "--end-of-options",
+                     f"refs/tags/{name}^{{}}", check=False)  # fmt: skip
+    sha = out.stdout.strip()
+    return sha if out.status == 0 and sha else None
+
+
 def head_sha(runner: Runner, worktree: Path) -> str | None:
     """HEAD's commit as git says (for HEADs the files alone cannot answer)."""
     return commit_sha(runner, worktree, "HEAD")

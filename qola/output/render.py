@@ -38,7 +38,9 @@ def text(report: Report, paint: Paint = _plain) -> str:
     for dep in report.deps:
         mark = paint("ok  ", "green") if dep.ok else paint("FAIL", "red")
         head = dep.head[:12] if dep.head else "-"
-        lines.append(f"{mark} {dep.dep.name} {dep.path} pinned {dep.dep.commit[:12]} head {head}")
+        label = f" (tag {dep.dep.tag})" if dep.dep.tag else ""
+        lines.append(f"{mark} {dep.dep.name} {dep.path} pinned {dep.dep.commit[:12]}{label} "
+                     f"head {head}")  # fmt: skip
         lines.extend(
             f"     {paint(p.kind, 'red' if p.is_failure else 'yellow')}: {p.message}"
             for p in dep.problems
@@ -67,6 +69,7 @@ def _dep_json(dep: DepReport) -> dict[str, Any]:
         "name": dep.dep.name,
         "path": dep.path,
         "pinned": dep.dep.commit,
+        "tag": dep.dep.tag,
         "head": dep.head,
         "ok": dep.ok,
         "line": dep.dep.line,
@@ -131,7 +134,8 @@ def junit(report: Report, manifest_name: str, seconds: float = 0.0) -> str:
             ET.SubElement(case, "skipped", {"message": _xml(f"{notice.kind}: {notice.message}")})
         out = ET.SubElement(case, "system-out")
         head = dep.head or "-"
-        out.text = _xml(f"{dep.dep.name} {dep.path} pinned {dep.dep.commit} head {head}\n")
+        label = f" tag {dep.dep.tag}" if dep.dep.tag else ""
+        out.text = _xml(f"{dep.dep.name} {dep.path} pinned {dep.dep.commit}{label} head {head}\n")
     ET.indent(suites)
     body = ET.tostring(suites, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

@@ -40,6 +40,7 @@ GITLINK = "gitlink"
 OVERRIDDEN = "overridden"
 UNSAFE = "unsafe"  # git would run a repository's own command, or write outside the project
 UNREACHABLE = "unreachable"  # only with --remote: the pin is not upstream in what it follows
+TAG = "tag"  # the pin's label is a tag of the clone's own that names another commit
 TAG_MOVED = "tag-moved"  # only with --remote: the pin's label names another commit upstream
 ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
 DEVELOPING = "developing"  # `qola develop NAME` marked it: a failure, CI is never green on it
@@ -197,6 +198,7 @@ def _check_one(
         _missing_problems(dep, state, problems)
         return DepReport(dep, where, None, tuple(problems))
     head, at_target = _commit_problems(runner, dep, state, problems)
+    problems.extend(label_problems(runner, dep, state.worktree))
     submodules = _submodule_problems(runner, dep, state, state.gitdir, head, at_target, problems)
     if not any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
         # Not below a refused nested submodule: git stops on it when it looks for changes
@@ -250,6 +252,26 @@ def _commit_problems(
             ),
         )
     return head, at_target
+
+
+def label_problems(runner: Runner, dep: Dep, worktree: Path) -> list[Problem]:
+    """A `tag` problem when the clone has the pin's label as a tag of its own and that tag
+    names another commit; none when it names the pin, or the clone has no such tag (a
+    checkout by SHA fetches no tags: only `verify --remote` can then check the label)."""
+    if dep.tag is None:
+        return []
+    named = queries.local_tag(runner, worktree, dep.tag)
+    if named is None or named == dep.commit:
+        return []
+    return [
+        Problem(
+            TAG,
+            f"the clone's tag {dep.tag} names {named[:12]}, not the pin {dep.commit[:12]}: "
+            "the label and the pin disagree. qola verify --remote says what the tag names "
+            f"upstream; if the pin is right, qola bump {dep.name} --to {dep.commit} "
+            "relabels it",
+        )
+    ]
 
 
 def _submodule_problems(
