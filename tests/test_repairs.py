@@ -254,8 +254,11 @@ def test_bump_to_a_tag_object_pins_the_commit_it_names(tmp_path, greet, run_qola
     assert res.exit_code == 0, res.stderr
     assert (f"greet: {greet.tag[:12]} is a tag object, not a commit: pinning the commit it "
             f"names, {greet.c2[:12]}") in res.stderr  # fmt: skip
-    assert res.stdout.splitlines()[0] == f"greet {greet.c1[:7]}..{greet.c2[:7]} (1 commit)"
-    assert f'commit = "{greet.c2}"' in (root / "qola.toml").read_text()
+    # Its label is the tag whose object it was, as for the commit's own SHA.
+    assert res.stdout.splitlines()[0] == (
+        f"greet {greet.c1[:7]}..v1.0 ({greet.c1[:7]}..{greet.c2[:7]}, 1 commit)"
+    )
+    assert f'commit = "{greet.c2}"  # greet 1.0\ntag = "v1.0"\n' in (root / "qola.toml").read_text()
     assert run_qola("verify", cwd=root).exit_code == 0
 
 

@@ -11,7 +11,7 @@ from qola.base.errors import UsageError
 from qola.commands import editing
 from qola.commands.session import Common, Session, finite, session
 from qola.history import bump as bumps  # (bump/bump_all here are the commands)
-from qola.history import edit_record
+from qola.history import edit_record, releases
 from qola.history.bump_all import message, plan
 from qola.manifest import UNPINNED
 from qola.output import render
@@ -87,6 +87,8 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
             # git peels it as checkout would not: the pin written is the commit it names.
             sess.note(f"{dep.name}: {ref[:12]} is a tag object, not a commit: pinning the "
                       f"commit it names, {move.new[:12]}")  # fmt: skip
+            # Its label is a tag that names that commit, as for any other commit.
+            move = dataclasses.replace(move, tag=releases.label_for(target.tags, move.new))
         new = move.new
         if opts.fmt == "json":
 

@@ -103,11 +103,14 @@ class Move:
 
 class Resolved(NamedTuple):
     """Where a bump goes: the commit, the remote ref it was read from (None for a SHA, and
-    offline), and the tag to write beside it (None: no tag names it)."""
+    offline), and the tag to write beside it (None: no tag names it); tags: the tags that
+    were read ({refs/tags/NAME: commit}), which label the commit that a tag object given as
+    the SHA peels to."""
 
     sha: str
     ref: str | None
     tag: str | None
+    tags: Mapping[str, str] = {}
 
 
 def resolve(runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: bool) -> Resolved:
@@ -120,7 +123,7 @@ def resolve(runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: 
             sha = _resolve_locally(runner, dep, worktree, ref or dep.follows.ref)
         tag = ref if ref and not releases.is_pattern(ref) and ref != sha else None
         local = queries.local_tags(runner, worktree) if gitfiles.git_dir(worktree) else {}
-        return Resolved(sha, None, releases.label_for(local, sha, tag))
+        return Resolved(sha, None, releases.label_for(local, sha, tag), local)
     if gitfiles.git_dir(worktree) is not None:
         return _ls_remote(runner, dep, worktree, ref, sha)
     # No repository yet: run ls-remote in a new empty folder (never a shared one such
@@ -137,23 +140,23 @@ def _ls_remote(
         asked.insert(0, ref or "HEAD")
     refs = queries.remote_refs(runner, where, dep.name, dep.url, asked)
     if sha is not None:
-        return Resolved(sha, None, releases.label_for(refs, sha))
+        return Resolved(sha, None, releases.label_for(refs, sha), refs)
     if ref is None:
         head = refs.get("HEAD")
         if head is None:
             raise GitError(dep.name, f"{dep.url} has no default branch", "give --to REF")
-        return Resolved(head, "HEAD", releases.label_for(refs, head))
+        return Resolved(head, "HEAD", releases.label_for(refs, head), refs)
     if releases.is_pattern(ref):
         found = releases.newest(refs, ref)
         if found is None:
             raise GitError(dep.name, f"no release of {dep.url} matches track {ref!r}",
                            "point track at the remote's tags, e.g. refs/tags/v*")  # fmt: skip
-        return Resolved(found[1], f"refs/tags/{found[0]}", found[0])
+        return Resolved(found[1], f"refs/tags/{found[0]}", found[0], refs)
     picked = queries.pick_ref(refs, ref)
     if picked is not None:
         name, commit = picked
         tag = name.removeprefix("refs/tags/") if name.startswith("refs/tags/") else None
-        return Resolved(commit, name, releases.label_for(refs, commit, tag))
+        return Resolved(commit, name, releases.label_for(refs, commit, tag), refs)
     raise UsageError(
         dep.name,
         f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed",

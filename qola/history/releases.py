@@ -11,6 +11,7 @@ and a tag with no digit at all (`latest`) is no release.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
 
 from qola.manifest.values import label_problem
@@ -36,7 +37,7 @@ def version_key(name: str) -> tuple[tuple[tuple[int, int, str], ...], str]:
     return tuple((0, int(r), "") if r.isdigit() else (1, 0, r) for r in runs), name[:start]
 
 
-def releases(refs: dict[str, str], pattern: str) -> list[tuple[str, str]]:
+def releases(refs: Mapping[str, str], pattern: str) -> list[tuple[str, str]]:
     """(tag, commit) of each release the pattern matches among refs, oldest first."""
     star = pattern.find("*")
     names_pre = bool(re.search(r"[A-Za-z]", pattern[star:])) if star >= 0 else True
@@ -51,13 +52,13 @@ def releases(refs: dict[str, str], pattern: str) -> list[tuple[str, str]]:
     return sorted(found, key=lambda item: version_key(item[0]))
 
 
-def newest(refs: dict[str, str], pattern: str) -> tuple[str, str] | None:
+def newest(refs: Mapping[str, str], pattern: str) -> tuple[str, str] | None:
     """(tag, commit) of the newest release the pattern matches; None when none does."""
     found = releases(refs, pattern)
     return found[-1] if found else None
 
 
-def behind(refs: dict[str, str], pattern: str, pin: str, label: str | None) -> int | None:
+def behind(refs: Mapping[str, str], pattern: str, pin: str, label: str | None) -> int | None:
     """How many releases are newer than the pinned one (its label, else the release that
     names the pin); None when the pin is no release the pattern matches."""
     found = releases(refs, pattern)
@@ -68,7 +69,7 @@ def behind(refs: dict[str, str], pattern: str, pin: str, label: str | None) -> i
     return None if at is None else len(found) - 1 - at
 
 
-def label_for(refs: dict[str, str], sha: str, prefer: str | None = None) -> str | None:
+def label_for(refs: Mapping[str, str], sha: str, prefer: str | None = None) -> str | None:
     """The tag to write beside a pin at sha: prefer where it names sha, else the newest
     release naming it, else the newest tag naming it; None when no tag names it (or none
     can be written as a label)."""
