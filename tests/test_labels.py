@@ -80,12 +80,22 @@ def test_a_label_in_dotted_and_inline_forms() -> None:
     )
 
 
+def test_a_label_in_an_inline_table_is_removed_as_it_was_written() -> None:
+    written = f'[deps]\nfmt = {{ url = "u", commit = "{PIN}", tag = "v1.0" }}  # fmt\n'
+    assert set_label(written, "deps.fmt.commit", None) == (
+        f'[deps]\nfmt = {{ url = "u", commit = "{PIN}" }}  # fmt\n'
+    )
+    first = f'[deps]\nfmt = {{tag = "v1.0", commit = "{PIN}"}}\n'
+    assert set_label(first, "deps.fmt.commit", None) == f'[deps]\nfmt = {{commit = "{PIN}"}}\n'
+    assert set_label(written, "deps.fmt.commit", "v2") == written.replace("v1.0", "v2")
+
+
 def test_a_label_sharing_a_line_is_not_removed_by_guess() -> None:
-    inline = f'[deps]\nfmt = {{ commit = "{PIN}", tag = "v1.0" }}\n'
+    """A key spelt as qola never writes it (quoted) in an inline table: refused."""
+    quoted = f'[deps]\nfmt = {{ commit = "{PIN}", "tag" = "v1.0" }}\n'
     with pytest.raises(LabelPlacementError) as caught:
-        set_label(inline, "deps.fmt.commit", None)
+        set_label(quoted, "deps.fmt.commit", None)
     assert "cannot remove it alone" in str(caught.value.problem)
-    assert set_label(inline, "deps.fmt.commit", "v2") == inline.replace("v1.0", "v2")
 
 
 def test_a_label_qola_cannot_write_is_refused() -> None:

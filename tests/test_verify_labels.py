@@ -1,6 +1,7 @@
 """`verify` and the label beside a pin: offline, a tag of the clone's own that names another
 commit fails (kind `tag`); with --remote, a tag moved or deleted upstream fails
-(`tag-moved`), in the same ls-remote as the track. Every hint is run as printed."""
+(`tag-moved`), in the same ls-remote as the track; a bump refuses a label it cannot
+remove before anything moves. Every hint is run as printed."""
 
 from __future__ import annotations
 
@@ -189,3 +190,26 @@ def test_deleted_upstream_the_hint_keeps_the_pin_and_drops_the_label(
     text = (root / "qola.toml").read_text()
     assert f'commit = "{lib.v1_1}"\n' in text and "tag =" not in text
     assert run_qola("verify", "--remote", "-m", manifest).exit_code == 0
+
+
+def test_bump_refuses_a_label_it_cannot_remove_before_anything_moves(
+    tmp_path: Path, lib: Lib, run_qola
+) -> None:
+    """Moving to an untagged commit must drop the label; a layout that keeps qola from
+    dropping it alone (a quoted key) is refused, the pin and the clone left as they were."""
+    root = project(tmp_path, lib, lib.v1_1, None)
+    manifest = root / "qola.toml"
+    manifest.write_text(
+        f'[deps]\nlib = {{ path = "3rdparty/lib", url = "{lib.served}", commit = "{lib.v1_1}", '
+        '"tag" = "v1.1" }\n'
+    )
+    git(root, "commit", "-q", "-am", "inline")
+    assert run_qola("checkout", "-m", str(manifest)).exit_code == 0
+    before = snapshot(root)
+    res = run_qola("bump", "lib", "--to", lib.tip, "-m", str(manifest))
+    assert res.exit_code == 2, res.stdout + res.stderr
+    assert res.stderr.endswith(
+        f"qola: {manifest}: deps.lib.tag: it shares its line with other keys, so qola cannot "
+        "remove it alone\nhint: remove it by hand\n"
+    )
+    assert snapshot(root) == before

@@ -124,6 +124,17 @@ def _without_line(text: str, value: StringValue, where: str, source: str) -> str
         if end == len(text) and not text.endswith("\n") and line_start:  # the last line
             line_start -= 2 if text[line_start - 2 : line_start] == "\r\n" else 1
         return text[:line_start] + text[end:]
+    # In an inline table, as qola writes it there: `, tag = "v1.0"` goes, or `tag = "v1.0", `
+    # where it comes first. The edit is then checked like any other (it must change the
+    # label alone), so a layout this misreads is refused, not written.
+    key = where.rsplit(".", 1)[-1]
+    before = re.search(rf",[ \t]*{key}[ \t]*=[ \t]*$", text[line_start : value.start])
+    if before is not None:
+        return text[: line_start + before.start()] + text[value.end :]
+    first = re.search(rf"\{{[ \t]*({key}[ \t]*=[ \t]*)$", text[line_start : value.start])
+    after = re.match(r"[ \t]*,[ \t]*", text[value.end :])
+    if first is not None and after is not None:
+        return text[: line_start + first.start(1)] + text[value.end + after.end() :]
     raise LabelPlacementError(source, f"{where}: it shares its line with other keys, so qola "
                               "cannot remove it alone", "remove it by hand")  # fmt: skip
 
