@@ -310,7 +310,7 @@ def test_unknown_ref_with_nothing_close_lists_some_and_how_to_see_all(pinned, re
     res = refused(run_qola, pinned, "lib", remote.url, "--tag", "zzzzzz")
     assert res.stderr.startswith(
         f"qola: lib: 'zzzzzz' is not a tag of {remote.url}; nothing was written; it has "
-        "3 tags and 2 branches (such as v2.0-rc1, v2.0, v1.0, main, side)\n"
+        "3 tags and 2 branches (such as v2.0, v2.0-rc1, v1.0, main, side)\n"
     )
     hint = hint_of(res.stderr)
     command = hint.removeprefix("`").split("`")[0]

@@ -73,11 +73,38 @@ def test_version_order_and_pre_releases_on_real_tag_histories() -> None:
     assert releases.newest(json, "refs/tags/v*")[0] == "v3.11.3"  # type: ignore[index]
     assert releases.behind(json, "refs/tags/v*", f"{2:040x}", "v3.9.1") == 3
     assert releases.behind(json, "refs/tags/v*", f"{9:040x}", None) is None
+    # A letter that ends a version is a release (OpenSSL, tzdata, ntp); words of
+    # pre-release anywhere, PEP 440's letters between numbers, mark one.
+    openssl = refs("OpenSSL_1_1_1v", "openssl-3.1.0", "OpenSSL_1_1_1w", "openssl-3.2.0-alpha1",
+                   "OpenSSL_1_1_1", "openssl-3.2.0")  # fmt: skip
+    assert [tag for tag, _ in releases.releases(openssl, "refs/tags/OpenSSL_1_1_1*")] == [
+        "OpenSSL_1_1_1", "OpenSSL_1_1_1v", "OpenSSL_1_1_1w"
+    ]
+    assert releases.newest(openssl, "refs/tags/*")[0] == "openssl-3.2.0"  # type: ignore[index]
+    for pre in ("v1.2-rc1", "2.0.0b1", "prerelease-3.1.0", "v3.12.0-beta", "1.0.0-dev.3",
+                "llvmorg-18.1.0-rc1", "3.0.0a2", "v4.0-preview1"):  # fmt: skip
+        assert releases.is_pre_release(pre), pre
+    for release in ("OpenSSL_1_1_1w", "2024a", "4.2.8p17", "release-1.8.0", "v1.0", "20240116.1"):
+        assert not releases.is_pre_release(release), release
+    # In an order that holds pre-releases, each comes before the release it leads to.
+    candidates = refs("v2.0", "v2.0-rc2", "v1.9", "v2.0-rc1", "v2.0.1", "v2.0-beta")
+    assert [tag for tag, _ in releases.releases(candidates, "refs/tags/v*-rc*")] == [
+        "v2.0-rc1", "v2.0-rc2"
+    ]
+    ordered = sorted(["v2.0", "v2.0-rc2", "v1.9", "v2.0-rc1", "v2.0.1"], key=releases.version_key)
+    assert ordered == ["v1.9", "v2.0-rc1", "v2.0-rc2", "v2.0", "v2.0.1"]
+    # Behind counts releases, not tags: protobuf names one commit v21.12 and v3.21.12.
+    protobuf = {"refs/tags/v21.11": "a" * 40, "refs/tags/v21.12": "b" * 40,
+                "refs/tags/v3.21.12": "b" * 40}  # fmt: skip
+    assert releases.behind(protobuf, "refs/tags/v*", "a" * 40, "v21.11") == 1
     # The label of a commit two tags name: the release, not the candidate.
     same = {"refs/tags/v2.0-rc2": "a" * 40, "refs/tags/v2.0": "a" * 40, "refs/tags/v1": "b" * 40}
     assert releases.label_for(same, "a" * 40) == "v2.0"
     assert releases.label_for(same, "a" * 40, prefer="v2.0-rc2") == "v2.0-rc2"
     assert releases.label_for(same, "c" * 40) is None
+    # A tag upstream spelt like a ref (refs/tags/refs/heads/v8) can be no label: none is
+    # written that the next load would refuse.
+    assert releases.label_for({"refs/tags/refs/heads/v8": "d" * 40}, "d" * 40) is None
 
 
 def test_outdated_counts_releases_behind_and_names_the_newest(

@@ -2,10 +2,14 @@
 
 A track such as `refs/tags/v*` follows releases: of the tags it matches, the newest in
 version order (as `git tag --sort=v:refname`: runs of digits compare as numbers; read
-from each tag's first digit, so that `v0.11.0` comes before `12.2.0`).
-A pre-release (a letter after the version's first digit: `v1.2-rc1`, `2.0.0b1`) counts
-only when the pattern itself names one (a letter after its first `*`: `refs/tags/v*-rc*`),
-and a tag with no digit at all (`latest`) is no release.
+from each tag's first digit, so that `v0.11.0` comes before `12.2.0`; a pre-release
+before the release it leads to: `v2.0-rc1` before `v2.0`).
+A pre-release is a tag with a word of pre-release in it (`alpha`, `beta`, `rc`, `pre`,
+`preview`, `dev`, `snapshot`, `nightly`, or PEP 440's `a`/`b`/`c` between digits:
+`v1.2-rc1`, `2.0.0b1`, `prerelease-3.1.0`); a letter that ends a version is a release
+(`OpenSSL_1_1_1w`, tzdata's `2024a`, ntp's `4.2.8p17`). Pre-releases count only when the
+pattern itself names one (a letter after its first `*`: `refs/tags/v*-rc*`), and a tag
+with no digit at all (`latest`) is no release.
 """
 
 from __future__ import annotations
@@ -18,7 +22,24 @@ from qola.manifest.values import label_problem
 
 TAGS = "refs/tags/"
 _RUNS = re.compile(r"\d+|\D+")
-_PRE = re.compile(r"\d.*[A-Za-z]")
+# Words of a tag, split at every change between letters, digits and the rest: v1.2-rc1 is
+# v, 1, 2, rc, 1. A word of pre-release, or a/b/c between two numbers (PEP 440's 2.0b1).
+_WORDS = re.compile(r"[^\W\d_]+|\d+")
+_PRE_WORDS = frozenset(
+    {"alpha", "beta", "rc", "cr", "pre", "prerelease", "preview", "dev", "snapshot", "nightly"}
+)
+
+
+def is_pre_release(tag: str) -> bool:
+    """Whether tag names a pre-release (module docstring)."""
+    words = _WORDS.findall(tag.lower())
+    for i, word in enumerate(words):
+        if word in _PRE_WORDS:
+            return True
+        between = 0 < i < len(words) - 1 and words[i - 1].isdigit() and words[i + 1].isdigit()
+        if word in ("a", "b", "c") and between:
+            return True
+    return False
 
 
 def is_pattern(track: str | None) -> bool:
@@ -30,11 +51,21 @@ def version_key(name: str) -> tuple[tuple[tuple[int, int, str], ...], str]:
     """A sort key in version order: `v1.9` before `v1.10`. The version is read from the
     first digit on, so that tags a project spelled two ways compare by their numbers
     (fmt's `v0.11.0` before its `12.2.0`, googletest's `release-1.8.1` before `v1.13.0`)
-    where `git tag --sort=v:refname` would compare the `v`; the prefix breaks ties."""
+    where `git tag --sort=v:refname` would compare the `v`; the prefix breaks ties. A
+    pre-release's words sort before the end of a version (`v2.0-rc1` before `v2.0`), a
+    release's letter after it (`1_1_1w` after `1_1_1`)."""
     digit = re.search(r"\d", name)
     start = digit.start() if digit else len(name)
     runs = _RUNS.findall(name[start:])
-    return tuple((0, int(r), "") if r.isdigit() else (1, 0, r) for r in runs), name[:start]
+    pre = is_pre_release(name)
+    key = []
+    for run in runs:
+        if run.isdigit():
+            key.append((1, int(run), ""))
+        else:
+            key.append((0 if pre and re.search(r"[^\W\d_]", run) else 2, 0, run))
+    key.append((1, -1, ""))  # the end of the version: after a pre-release, before a letter
+    return tuple(key), name[:start]
 
 
 def releases(refs: Mapping[str, str], pattern: str) -> list[tuple[str, str]]:
@@ -46,7 +77,7 @@ def releases(refs: Mapping[str, str], pattern: str) -> list[tuple[str, str]]:
         if not ref.startswith(TAGS) or not fnmatchcase(ref, pattern):
             continue
         tag = ref[len(TAGS) :]
-        if not re.search(r"\d", tag) or (_PRE.search(tag) and not names_pre):
+        if not re.search(r"\d", tag) or (is_pre_release(tag) and not names_pre):
             continue
         found.append((tag, sha))
     return sorted(found, key=lambda item: version_key(item[0]))
@@ -60,13 +91,16 @@ def newest(refs: Mapping[str, str], pattern: str) -> tuple[str, str] | None:
 
 def behind(refs: Mapping[str, str], pattern: str, pin: str, label: str | None) -> int | None:
     """How many releases are newer than the pinned one (its label, else the release that
-    names the pin); None when the pin is no release the pattern matches."""
+    names the pin), counted by commit: two tags of one commit (protobuf's v21.12 and
+    v3.21.12) are one release; None when the pin is no release the pattern matches."""
     found = releases(refs, pattern)
     tags = [tag for tag, _ in found]
     at = tags.index(label) if label in tags else None
     if at is None:
         at = max((i for i, (_, sha) in enumerate(found) if sha == pin), default=None)
-    return None if at is None else len(found) - 1 - at
+    if at is None:
+        return None
+    return len({sha for _, sha in found[at + 1 :]} - {pin})
 
 
 def label_for(refs: Mapping[str, str], sha: str, prefer: str | None = None) -> str | None:
@@ -80,5 +114,5 @@ def label_for(refs: Mapping[str, str], sha: str, prefer: str | None = None) -> s
         return prefer
     if not tags:
         return None
-    plain = [tag for tag in tags if re.search(r"\d", tag) and not _PRE.search(tag)]
+    plain = [tag for tag in tags if re.search(r"\d", tag) and not is_pre_release(tag)]
     return max(plain or tags, key=version_key)

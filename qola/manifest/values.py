@@ -217,6 +217,8 @@ def label_problem(tag: str) -> str | None:
         return "empty, leading '-' or a control character"
     if any(char in tag for char in "\\\"'"):
         return "it holds a quote or a backslash"
+    if tag.startswith("refs/"):
+        return "it starts with refs/, as a ref does, not a tag's short name"
     return names.ref_name_problem(f"refs/tags/{tag}")
 
 
