@@ -8,6 +8,7 @@ import shutil
 import pytest
 from repos import git, ran, snapshot
 from superprojects import legacy_superproject
+from test_machine_formats import valid
 
 from qola.base import markdown
 
@@ -267,6 +268,8 @@ def test_diff_json_document(moved_forward, upstream, run_qola):
         "url": str(upstream.lib),
         "old": upstream.lib_v2,
         "new": upstream.lib_tip,
+        "old_tag": None,
+        "tag": None,
         "known": True,
         "descends": True,
         "commits": [
@@ -402,3 +405,130 @@ def test_diff_markdown_says_a_moved_pin_now_comes_from_another_repository_and_fo
         f"from {fork} (was {upstream.lib}), in 3rdparty/lib2 (was 3rdparty/lib)"
     )
     assert f"| forward; ⚠️ {where} |" in row
+
+
+# -- the label beside a pin (tag = "v2.0"): shown beside the commit in every format, and a
+# change of the label alone is a change of its own kind, relabelled.
+
+LABEL = 'tag = "v2.0"\n'  # upstream.lib_v2 is the annotated tag v2.0
+
+
+@pytest.fixture
+def labelled(make_project):
+    """HEAD pins lib v2 labelled v2.0."""
+    return make_project(extra=LABEL)
+
+
+def relabel(project, old: str, new: str) -> None:
+    project.manifest.write_text(project.manifest.read_text().replace(old, new))
+
+
+def test_diff_of_a_labelled_move_names_the_labels_as_bump_does(labelled, upstream, run_qola):
+    v2, tip = upstream.lib_v2, upstream.lib_tip
+    labelled.set_pin(v2, tip)
+    relabel(labelled, LABEL, 'tag = "v4"\n')
+    before = snapshot(labelled.root)
+    res = diff(run_qola, labelled)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        f"lib v2.0..v4 ({v2[:7]}..{tip[:7]}, 1 commit)\n"
+        f"  {tip[:7]} lib v4 (qola tests, 2024-01-01)\n"
+    )
+    md = diff(run_qola, labelled, "--format", "markdown").stdout
+    assert f"| `lib` | forward | `v2.0 ({v2[:7]})` | `v4 ({tip[:7]})` | +1 |\n" in md
+    [change] = valid(diff(run_qola, labelled, "--format", "json").stdout, "diff")["changes"]
+    assert (change["change"], change["old_tag"], change["tag"]) == ("moved", "v2.0", "v4")
+    assert snapshot(labelled.root) == before
+
+
+def test_diff_of_a_move_off_a_label_names_the_new_pin_by_its_sha(labelled, upstream, run_qola):
+    v2, tip = upstream.lib_v2, upstream.lib_tip
+    labelled.set_pin(v2, tip)
+    relabel(labelled, LABEL, "")
+    res = diff(run_qola, labelled)
+    assert res.stdout.splitlines()[0] == f"lib v2.0..{tip[:7]} ({v2[:7]}..{tip[:7]}, 1 commit)"
+    [change] = valid(diff(run_qola, labelled, "--format", "json").stdout, "diff")["changes"]
+    assert (change["old_tag"], change["tag"]) == ("v2.0", None)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said", "old_tag", "tag"),
+    [
+        ("", LABEL, "now labelled v2.0", None, "v2.0"),
+        (LABEL, "", "now unlabelled (was v2.0)", "v2.0", None),
+        (LABEL, 'tag = "release-2"\n', "now labelled release-2 (was v2.0)", "v2.0", "release-2"),
+    ],
+    ids=["added", "removed", "renamed"],
+)
+def test_diff_of_a_label_alone_is_a_change_relabelled(
+    make_project, upstream, run_qola, old, new, said, old_tag, tag
+):
+    project = make_project(extra=old)
+    relabel(project, f'track = "main"\n{old}', f'track = "main"\n{new}')
+    before = snapshot(project.root)
+    res = diff(run_qola, project)
+    assert (res.exit_code, res.stderr) == (0, "")
+    assert res.stdout == f"lib at {upstream.lib_v2[:12]}, {said}\n"
+    data = valid(diff(run_qola, project, "--format", "json").stdout, "diff")
+    [change] = data["changes"]
+    assert (change["change"], change["old"], change["new"]) == (
+        "relabelled", upstream.lib_v2, upstream.lib_v2
+    )
+    assert (change["old_tag"], change["tag"], change["known"], change["commits"]) == (
+        old_tag, tag, None, None
+    )
+    assert data["unchanged"] == []
+    md = diff(run_qola, project, "--format", "markdown").stdout
+    v2 = upstream.lib_v2
+    shown = [f"`{label} ({v2[:7]})`" if label else f"`{v2[:12]}`" for label in (old_tag, tag)]
+    assert f"| `lib` | relabelled | {shown[0]} | {shown[1]} |  |\n" in md
+    assert "<details>" not in md  # no commits to list
+    assert snapshot(project.root) == before
+
+
+def test_diff_of_a_repointed_pin_says_its_label_too(labelled, upstream, run_qola):
+    relabel(labelled, "3rdparty/lib", "3rdparty/lib2")
+    res = diff(run_qola, labelled)
+    assert res.stdout == (
+        f"lib at v2.0 ({upstream.lib_v2[:7]}), now in 3rdparty/lib2 (was 3rdparty/lib)\n"
+    )
+    relabel(labelled, LABEL, "")  # repointed and relabelled: repointed, which says both
+    res = diff(run_qola, labelled)
+    assert res.stdout == (
+        f"lib at {upstream.lib_v2[:12]}, now in 3rdparty/lib2 (was 3rdparty/lib), "
+        "unlabelled (was v2.0)\n"
+    )
+    [change] = valid(diff(run_qola, labelled, "--format", "json").stdout, "diff")["changes"]
+    assert (change["change"], change["old_tag"], change["tag"]) == ("repointed", "v2.0", None)
+
+
+def test_diff_of_labelled_pins_added_and_removed(make_project, upstream, run_qola):
+    other = f'[deps.other]\npath = "3rdparty/other"\nurl = "{upstream.lib}"\n'
+    pin = f'commit = "{upstream.lib_v2}"\n{LABEL}'
+    project = make_project(extra=other + pin)
+    relabel(project, other, other.replace("other", "fresh"))
+    res = diff(run_qola, project)
+    assert res.exit_code == 0, res.stderr
+    v2 = upstream.lib_v2
+    assert res.stdout == (
+        f"fresh added at v2.0 ({v2[:12]}, 3rdparty/fresh)\n"
+        f"other removed (was v2.0 at {v2[:12]}, 3rdparty/other)\n"
+    )
+    changes = valid(diff(run_qola, project, "--format", "json").stdout, "diff")["changes"]
+    assert [(c["change"], c["old_tag"], c["tag"]) for c in changes] == [
+        ("added", None, "v2.0"), ("removed", "v2.0", None)
+    ]
+    md = diff(run_qola, project, "--format", "markdown").stdout
+    assert f"| `fresh` | added |  | `v2.0 ({v2[:7]})` |  |\n" in md
+    assert f"| `other` | removed | `v2.0 ({v2[:7]})` |  |  |\n" in md
+
+
+def test_diff_of_a_legacy_label_alone_is_relabelled(tmp_path, upstream, run_qola):
+    """TE's form: [qola] lib_tag beside lib_commit."""
+    root = legacy_superproject(tmp_path / "te", upstream.lib, upstream.lib_v2)
+    manifest = root / "qola.toml"
+    text = manifest.read_text()
+    pin = next(line for line in text.splitlines() if line.startswith("lib_commit"))
+    manifest.write_text(text.replace(pin, f'{pin}\nlib_tag = "v2.0"'))
+    res = run_qola("diff", "-m", str(manifest))
+    assert (res.exit_code, res.stdout) == (0, f"lib at {upstream.lib_v2[:12]}, now labelled v2.0\n")

@@ -46,6 +46,15 @@ def test_checkout_json_says_what_each_dependency_did(make_project, upstream, run
     again = run_qola("checkout", "--format", "json", "-m", str(project.manifest))
     [dep] = valid(again.stdout, "checkout")["deps"]
     assert (dep["result"], dep["did"], dep["bytes_fetched"]) == ("up-to-date", [], None)
+    assert dep["tag"] is None  # no label beside the pin
+
+
+def test_checkout_json_names_the_label_beside_the_pin(make_project, upstream, run_qola):
+    project = make_project(extra='tag = "v2.0"\n')
+    res = run_qola("checkout", "--format", "json", "-m", str(project.manifest))
+    assert res.exit_code == 0, res.stderr
+    [dep] = valid(res.stdout, "checkout")["deps"]
+    assert (dep["pinned"], dep["tag"], dep["result"]) == (upstream.lib_v2, "v2.0", "changed")
 
 
 def test_checkout_json_reports_a_failure_with_its_exit_code(make_project, run_qola):
@@ -73,10 +82,46 @@ def test_bump_dry_run_json_lists_the_commits_and_writes_nothing(pinned_clean, up
     assert res.exit_code == 0, res.stderr
     data = valid(res.stdout, "bump")
     assert (data["old"], data["new"], data["count"]) == (upstream.lib_v2, upstream.lib_tip, 1)
+    assert (data["old_tag"], data["tag"]) == (None, None)  # the tip is no release
     [commit] = data["commits"]
     assert commit["sha"] == upstream.lib_tip and commit["subject"] == "lib v4"
     assert commit["author"] == "qola tests" and commit["date"].startswith("2024-01-01T00:00:00")
     assert snapshot(pinned_clean.root) == before
+
+
+def bump_json(run_qola, project, *args: str) -> dict:
+    res = run_qola("bump", "lib", *args, "--dry-run", "--format", "json", "-m",
+                   str(project.manifest))  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    return valid(res.stdout, "bump")
+
+
+def test_bump_dry_run_json_names_the_labels_it_would_write_and_remove(
+    pinned_clean, upstream, run_qola
+):
+    text = pinned_clean.manifest.read_text()
+    pinned_clean.manifest.write_text(text.replace('track = "main"', 'tag = "v2.0"\ntrack = "main"'))
+    before = snapshot(pinned_clean.root)
+    data = bump_json(run_qola, pinned_clean)  # to main's tip, which no tag names
+    assert (data["old"], data["old_tag"], data["new"], data["tag"]) == (
+        upstream.lib_v2, "v2.0", upstream.lib_tip, None
+    )
+    assert snapshot(pinned_clean.root) == before
+
+
+def test_bump_dry_run_json_to_a_release_names_it(make_project, upstream, run_qola):
+    data = bump_json(run_qola, make_project(pin=upstream.lib_v1), "--to", "v2.0")
+    assert (data["old"], data["old_tag"], data["new"], data["tag"], data["changed"]) == (
+        upstream.lib_v1, None, upstream.lib_v2, "v2.0", True
+    )
+
+
+def test_bump_dry_run_json_of_a_label_alone_is_not_a_changed_pin(pinned_clean, run_qola):
+    """The commit stays; only the label beside it would be written."""
+    data = bump_json(run_qola, pinned_clean, "--to", "v2.0")
+    assert (data["changed"], data["count"], data["old_tag"], data["tag"]) == (
+        False, 0, None, "v2.0"
+    )
 
 
 def test_bump_json_without_dry_run_exits_2_and_changes_nothing(pinned_clean, run_qola):

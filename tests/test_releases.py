@@ -191,6 +191,27 @@ def test_bump_to_the_pinned_commit_by_its_tag_writes_only_the_label(
     )
 
 
+def test_bump_commit_of_a_pin_moved_by_hand_names_the_label_as_the_new_pins(
+    tmp_path: Path, tagged: Tagged, run_qola
+):
+    """The manifest already pins v1.10 (edited by hand), HEAD v1.0: bump --commit commits
+    it, and the label in the manifest is the new pin's, never the old one's."""
+    root = project(tmp_path, tagged, tagged.v1_0, 'tag = "v1.0"\n')
+    manifest = root / "qola.toml"
+    edited = manifest.read_text().replace(tagged.v1_0, tagged.v1_10).replace("v1.0", "v1.10")
+    manifest.write_text(edited)
+    res = run_qola("bump", "rel", "--commit", "--no-checkout", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    subject = f"Bump rel from {tagged.v1_0[:7]} to v1.10"
+    assert res.stdout == (
+        f"rel is already at {tagged.v1_10[:12]} (releases refs/tags/v*)\n"
+        f"committed {git(root, 'rev-parse', 'HEAD')[:12]}: {subject}\n"
+    )
+    assert git(root, "log", "-1", "--format=%s") == subject
+    assert git(root, "show", "HEAD:qola.toml") + "\n" == edited == manifest.read_text()
+    assert git(root, "status", "--porcelain") == ""
+
+
 def test_freeze_writes_the_label_of_what_is_checked_out(tmp_path: Path, tagged: Tagged, run_qola):
     root = project(tmp_path, tagged, tagged.v1_0, 'tag = "v1.0"\n')
     manifest = root / "qola.toml"

@@ -155,13 +155,15 @@ def _finish_commit(sess: Session, move: Move, worktree: Path, offline: bool) -> 
     committed = bumps.committed_pin(sess.runner, sess.manifest, dep)
     if committed is None or committed == move.new:
         return
-    before = dataclasses.replace(dep, commit=committed)
-    move = bumps.Move(before, committed, move.new, move.ref)
+    # The manifest's label is the new pin's: the old one is named by its SHA.
+    before = dataclasses.replace(dep, commit=committed, tag=None)
+    move = bumps.Move(before, committed, move.new, move.ref, tag=dep.tag)
     move = bumps.describe(sess.runner, move, worktree, None, offline, True)
     links = {dep.path: move.new} if bumps.root_gitlink(sess.runner, sess.manifest, dep) else {}
-    sha = bumps.commit(sess.runner, sess.manifest, move.message(), {dep: move.new}, links)
+    message = move.message()
+    sha = bumps.commit(sess.runner, sess.manifest, message, {dep: move.new}, links)
     sess.note(f"{dep.name}: the manifest pinned {move.new[:12]} but HEAD did not: committing it")
-    console.result(f"committed {sha[:12]}: Bump {dep.name} from {move.old[:7]} to {move.new[:7]}")
+    console.result(f"committed {sha[:12]}: {message.splitlines()[0]}")
 
 
 def _stage_disagreeing_gitlink(sess: Session, dep: Dep) -> None:

@@ -54,9 +54,14 @@ class Move:
     peeled: str = ""  # the commit the old pin names, where that pin is a tag object
 
     @property
+    def old_tag(self) -> str | None:
+        """The label beside the old pin (None: none, or it labels another commit)."""
+        return self.dep.tag if self.old == self.dep.commit else None
+
+    @property
     def old_as(self) -> str:
         """The old pin as people name it: its label, else its short SHA."""
-        return self.dep.tag if self.dep.tag and self.old == self.dep.commit else self.old[:7]
+        return self.old_tag or self.old[:7]
 
     @property
     def new_as(self) -> str:

@@ -25,6 +25,7 @@ ADDED = "added"
 REMOVED = "removed"
 MOVED = "moved"
 REPOINTED = "repointed"  # the same commit, from another URL or in another folder
+RELABELLED = "relabelled"  # the same commit, URL and folder; its label added, removed or renamed
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Change:
     """One dependency whose pin differs between the revision and the work tree."""
 
     name: str
-    kind: str  # ADDED, REMOVED, MOVED or REPOINTED
+    kind: str  # ADDED, REMOVED, MOVED, REPOINTED or RELABELLED
     before: Dep | None
     after: Dep | None
     comparison: Comparison | None = None  # for MOVED, once learned
@@ -44,6 +45,12 @@ class Change:
         found = self.after or self.before
         assert found is not None
         return found
+
+    @property
+    def is_relabelled(self) -> bool:
+        """Whether the label beside the pin differs (of a pin on both sides)."""
+        return self.before is not None and self.after is not None and (
+            self.before.tag != self.after.tag)
 
 
 @dataclass(frozen=True)
@@ -141,7 +148,8 @@ def pair(
     before: tuple[Dep, ...], after: tuple[Dep, ...]
 ) -> tuple[tuple[Change, ...], tuple[str, ...]]:
     """The changes by name (in the work tree's order, removed ones last) and the names of
-    the pins that did not change."""
+    the pins that did not change. A change is of one kind, the first that applies: the
+    commit moved, the same commit comes from elsewhere, only its label differs."""
     old = {dep.name: dep for dep in before}
     changes, unchanged = [], []
     for dep in after:
@@ -152,6 +160,8 @@ def pair(
             changes.append(Change(dep.name, MOVED, was, dep))
         elif (was.url, was.path) != (dep.url, dep.path):
             changes.append(Change(dep.name, REPOINTED, was, dep))
+        elif was.tag != dep.tag:
+            changes.append(Change(dep.name, RELABELLED, was, dep))
         else:
             unchanged.append(dep.name)
     now = {dep.name for dep in after}

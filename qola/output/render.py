@@ -295,6 +295,7 @@ def checkout_json(manifest: Manifest, deps: Sequence[Dep], result: Result) -> st
             "name": dep.name,
             "path": str(state.worktree) if state is not None and state.overridden else dep.path,
             "pinned": dep.commit,
+            "tag": dep.tag,
             "result": what,
             "did": list(outcome.did) if outcome is not None else [],
             "nested_updated": outcome.nested if outcome is not None else 0,
@@ -316,6 +317,8 @@ def bump_json(manifest: Manifest, move: Move, dry_run: bool) -> str:
         "ref": move.ref,
         "old": move.old,  # a repaired pin (it was a ref name): git's null SHA, no commit
         "new": move.new,
+        "old_tag": move.old_tag,  # the labels beside them (None: none)
+        "tag": move.tag,
         "changed": move.old != move.new,
         # An integer as ever (schema 1 changes no field's type); count_known says whether
         # it is git's count or only what a shallow local history holds.

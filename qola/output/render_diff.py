@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from qola.base import markdown as md
 from qola.base import safetext
 from qola.base.plural import count
-from qola.history.diff import ADDED, MOVED, REMOVED, REPOINTED
+from qola.history.diff import ADDED, MOVED, RELABELLED, REMOVED, REPOINTED
 from qola.output import cmake_env
 
 if TYPE_CHECKING:
@@ -40,14 +40,18 @@ def as_text(found: Diff, verbose: bool = False) -> str:
 def _text_change(change: Change, verbose: bool) -> list[str]:
     dep = change.dep
     if change.kind == ADDED:
+        if dep.tag:
+            return [f"{dep.name} added at {dep.tag} ({dep.commit[:12]}, {dep.path})"]
         return [f"{dep.name} added at {dep.commit[:12]} ({dep.path})"]
     if change.kind == REMOVED:
-        return [f"{dep.name} removed (was at {dep.commit[:12]}, {dep.path})"]
+        was = f"{dep.tag} at {dep.commit[:12]}" if dep.tag else f"at {dep.commit[:12]}"
+        return [f"{dep.name} removed (was {was}, {dep.path})"]
     assert change.before is not None
-    if change.kind == REPOINTED:
-        return [f"{dep.name} at {dep.commit[:12]}, now {_where(change)}"]
-    head = f"{dep.name} {change.before.commit[:7]}..{dep.commit[:7]} ({_summary(change)})"
-    lines = [head]
+    if change.kind in (REPOINTED, RELABELLED):
+        now = ", ".join(part for part in (_where(change), _relabel(change)) if part)
+        at = labelled(dep.commit, None if change.is_relabelled else dep.tag)
+        return [f"{dep.name} at {at}, now {now}"]
+    lines = [_headline(change)]
     if change.before.url != dep.url or change.before.path != dep.path:
         lines.append(f"  now {_where(change)}")
     found = change.comparison
@@ -67,6 +71,17 @@ def _text_change(change: Change, verbose: bool) -> list[str]:
     return lines
 
 
+def _headline(change: Change) -> str:
+    """`lib 0c9fce2..1239137 (37 commits)`; with labels, as bump says it, `fmt
+    11.0.2..11.1.4 (0c9fce2..1239137, 37 commits)`."""
+    old, new = change.before, change.dep
+    assert old is not None
+    shas = f"{old.commit[:7]}..{new.commit[:7]}"
+    if not (old.tag or new.tag):
+        return f"{new.name} {shas} ({_summary(change)})"
+    return f"{new.name} {old.pinned_as}..{new.pinned_as} ({shas}, {_summary(change)})"
+
+
 def _summary(change: Change) -> str:
     """`37 commits`, or what makes the move suspicious."""
     found = change.comparison
@@ -84,6 +99,24 @@ def _summary(change: Change) -> str:
         f"NOT A DESCENDANT: {_plural(len(found.added), 'commit')} added, "
         f"{len(found.dropped)} dropped"
     )
+
+
+def _relabel(change: Change) -> str:
+    """What happened to the label beside a pin that stayed: `labelled v2.0 (was v2)`,
+    `labelled v2.0`, `unlabelled (was v2)`; empty when it did not change."""
+    if not change.is_relabelled:
+        return ""
+    assert change.before is not None and change.after is not None
+    old, new = change.before.tag, change.after.tag
+    if new is None:
+        return f"unlabelled (was {old})"
+    return f"labelled {new}" + (f" (was {old})" if old else "")
+
+
+def labelled(sha: str, tag: str | None) -> str:
+    """A pin as a table shows it: `7f1f774d2b3c`, or with a label `v1.0 (7f1f774)`
+    (`diff` and `outdated`)."""
+    return f"{tag} ({sha[:7]})" if tag else sha[:12]
 
 
 def _where(change: Change) -> str:
@@ -130,12 +163,13 @@ def _markdown_row(change: Change) -> str:
     cells = [
         md.code(dep.name),
         _markdown_kind(change),
-        md.commit_link(change.before.url, old, old[:12]) if change.before and old else "",
-        md.commit_link(dep.url, new, new[:12]) if new else "",
+        md.commit_link(change.before.url, old, labelled(old, change.before.tag))
+        if change.before and old else "",
+        md.commit_link(dep.url, new, labelled(new, dep.tag)) if new else "",
         "",
     ]
     found = change.comparison
-    if change.kind in (ADDED, REMOVED, REPOINTED):
+    if change.kind in (ADDED, REMOVED, REPOINTED, RELABELLED):
         cells[4] = ""
     elif found is None or not found.known:
         cells[4] = "unknown"
@@ -240,6 +274,8 @@ def _change_json(change: Change) -> dict[str, Any]:
         "url": change.dep.url,
         "old": change.before.commit if change.before else None,
         "new": change.after.commit if change.after else None,
+        "old_tag": change.before.tag if change.before else None,  # the labels beside them
+        "tag": change.after.tag if change.after else None,
         "known": found.known if found else None,
         "descends": found.descends if found else None,
         "commits": [_commit_json(c) for c in found.added] if found else None,

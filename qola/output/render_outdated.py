@@ -11,7 +11,7 @@ from qola.base import markdown as md
 from qola.base import safetext
 from qola.base.plural import count, verb
 from qola.output import cmake_env
-from qola.output.render_diff import MARKDOWN_LOG, nested_cells
+from qola.output.render_diff import MARKDOWN_LOG, labelled, nested_cells
 
 if TYPE_CHECKING:
     from qola.history.commits import Nested
@@ -31,8 +31,8 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
         behind = "?" if item.behind is None else str(item.behind)
         days = item.days_behind(now)
         rows.append((
-            item.dep.name, _labelled(item.dep.commit, item.dep.tag), pinned, item.follows,
-            _labelled(item.tip, item.tip_tag) if item.tip else "-", behind,
+            item.dep.name, labelled(item.dep.commit, item.dep.tag), pinned, item.follows,
+            labelled(item.tip, item.tip_tag) if item.tip else "-", behind,
             "-" if days is None else str(days),
         ))  # fmt: skip
         if item.releases_behind:
@@ -64,11 +64,6 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
     return "\n".join(lines + notes) + "\n"
 
 
-def _labelled(sha: str, tag: str | None) -> str:
-    """`7f1f774d2b3c`, or with a label `v1.0 (7f1f774)`."""
-    return f"{tag} ({sha[:7]})" if tag else sha[:12]
-
-
 def as_markdown(lags: list[Lag], now: float) -> str:
     """The table as a pull-request comment: each nested submodule the tip would move on a
     row below its dependency, then notes and each pin's missing commits."""
@@ -83,10 +78,10 @@ def as_markdown(lags: list[Lag], now: float) -> str:
         if item.behind and item.tip:
             behind = md.compare_link(dep.url, dep.commit, item.tip, behind)
         cells = [md.code(dep.name), md.commit_link(dep.url, dep.commit,
-                                                   _labelled(dep.commit, dep.tag)),
+                                                   labelled(dep.commit, dep.tag)),
                  _day(found.old_commit.time) if found and found.old_commit else "",
                  md.text(item.follows), md.commit_link(dep.url, item.tip,
-                                                       _labelled(item.tip, item.tip_tag))
+                                                       labelled(item.tip, item.tip_tag))
                  if item.tip else "", behind, "" if days is None else str(days)]  # fmt: skip
         out.append("| " + " | ".join(cells) + " |")
         for nested in _nested(item):
