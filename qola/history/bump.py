@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from qola.base import console, safetext
-from qola.base.errors import GitError, QolaError, UsageError
+from qola.base.errors import GitError, QolaError, RefusedError, UsageError
 from qola.base.shas import is_full_sha
 from qola.gitrun import queries
 from qola.gitrun.git import Runner, command_error
 from qola.gitrun.queries import head_sha, index_gitlinks, root_gitlinks
 from qola.history import releases
 from qola.history.commits import Nested, learn, moved
-from qola.manifest import BOM, Dep, Manifest, edit
+from qola.manifest import BOM, UNPINNED, Dep, Manifest, edit
 from qola.repo import configfile, gitfiles
 from qola.sync import patches
 
@@ -52,6 +52,7 @@ class Move:
     back: int = 0  # the commits of the old pin's history that the new one lacks
     was: str = ""  # the pin as written when it named no commit (a ref name): a repair
     peeled: str = ""  # the commit the old pin names, where that pin is a tag object
+    forward: bool = False  # to a newer release than the pin's: forward even off its history
 
     @property
     def old_tag(self) -> str | None:
@@ -116,12 +117,17 @@ class Resolved(NamedTuple):
     ref: str | None
     tag: str | None
     tags: Mapping[str, str] = {}
+    forward: bool = False  # a newer release by version than the pinned one (a maintenance
+    # line's pin, v2.13.10, moving to v3.5.0 does not descend from it, and moves forward)
 
 
 def resolve(runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: bool) -> Resolved:
     """Where ref (default: track, else the remote's default branch) points, with the tag
-    that labels it: asked of the remote in one ls-remote, or offline of the local clone."""
-    ref = ref or dep.track
+    that labels it: asked of the remote in one ls-remote, or offline of the local clone.
+
+    A pin whose label upstream now names another commit is refused (RefusedError) without
+    ref: following a retagged release unasked would launder it."""
+    asked_for, ref = ref, ref or dep.track
     sha = ref.lower() if ref and is_full_sha(ref.lower()) else None
     if offline:
         if sha is None:
@@ -130,20 +136,22 @@ def resolve(runner: Runner, dep: Dep, worktree: Path, ref: str | None, offline: 
         local = queries.local_tags(runner, worktree) if gitfiles.git_dir(worktree) else {}
         return Resolved(sha, None, releases.label_for(local, sha, tag), local)
     if gitfiles.git_dir(worktree) is not None:
-        return _ls_remote(runner, dep, worktree, ref, sha)
+        return _ls_remote(runner, dep, worktree, ref, sha, asked_for)
     # No repository yet: run ls-remote in a new empty folder (never a shared one such
     # as $TMPDIR, whose repository, if any, git would read config from).
     with tempfile.TemporaryDirectory(prefix="qola-ls-remote-") as empty:
-        return _ls_remote(runner, dep, Path(empty), ref, sha)
+        return _ls_remote(runner, dep, Path(empty), ref, sha, asked_for)
 
 
 def _ls_remote(
-    runner: Runner, dep: Dep, where: Path, ref: str | None, sha: str | None
+    runner: Runner, dep: Dep, where: Path, ref: str | None, sha: str | None,
+    asked_for: str | None,
 ) -> Resolved:
     asked = ["refs/tags/*"]
     if sha is None and not releases.is_pattern(ref):
         asked.insert(0, ref or "HEAD")
     refs = queries.remote_refs(runner, where, dep.name, dep.url, asked)
+    refuse_retagged(dep, refs, asked_for)
     if sha is not None:
         return Resolved(sha, None, releases.label_for(refs, sha), refs)
     if ref is None:
@@ -156,16 +164,44 @@ def _ls_remote(
         if found is None:
             raise GitError(dep.name, f"no release of {dep.url} matches track {ref!r}",
                            "point track at the remote's tags, e.g. refs/tags/v*")  # fmt: skip
-        return Resolved(found[1], f"refs/tags/{found[0]}", found[0], refs)
+        pinned = releases.pinned_release(refs, ref, dep.commit, dep.tag)
+        if pinned is not None and not releases.is_newer(found[0], pinned):
+            # At the newest release, or ahead of it (a pre-release of the next): it stays.
+            return Resolved(dep.commit, f"refs/tags/{pinned}", pinned, refs)
+        return Resolved(found[1], f"refs/tags/{found[0]}", found[0], refs, pinned is not None)
     picked = queries.pick_ref(refs, ref)
     if picked is not None:
         name, commit = picked
         tag = name.removeprefix("refs/tags/") if name.startswith("refs/tags/") else None
-        return Resolved(commit, name, releases.label_for(refs, commit, tag), refs)
+        label = releases.label_for(refs, commit, tag)
+        pinned = None
+        if dep.track is not None and releases.is_pattern(dep.track):
+            pinned = releases.pinned_release(refs, dep.track, dep.commit, dep.tag)
+        forward = label is not None and releases.is_newer(label, pinned)
+        return Resolved(commit, name, label, refs, forward)
     raise UsageError(
         dep.name,
         f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed",
         "give an existing branch, tag or a full commit SHA",
+    )
+
+
+def refuse_retagged(dep: Dep, refs: Mapping[str, str], asked_for: str | None) -> None:
+    """A RefusedError when the pin's label names another commit in refs (upstream's
+    tags) than the pin and the bump follows its track unasked; with --to (asked_for) the
+    target is chosen, and labelled afresh, so nothing is taken on the old label's word."""
+    if dep.tag is None or dep.commit == UNPINNED or asked_for is not None:
+        return
+    now = refs.get(f"refs/tags/{dep.tag}")
+    if now is None or now == dep.commit:
+        return
+    raise RefusedError(
+        dep.name,
+        f"tag {dep.tag} at {dep.url} names {now[:12]} now, not the pin {dep.commit[:12]}: it "
+        "was moved (retagged) upstream, and a bump would take that unasked; nothing was "
+        "changed",
+        f"qola verify --remote shows how to compare the two commits; to pin what it names "
+        f"now: qola bump {dep.name} --to {dep.tag}",
     )
 
 
@@ -209,7 +245,7 @@ def describe(
                                unknown=unknown if span.count is None else "")  # fmt: skip
     if move.old == move.new:
         return move
-    if not span.descends and not allow_downgrade:
+    if not span.descends and not allow_downgrade and not move.forward:
         if span.cut:
             raise UsageError(
                 move.dep.name,

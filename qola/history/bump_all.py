@@ -57,7 +57,8 @@ def plan(
     for dep in deps:
         worktree = manifest.root / dep.path
         target = bump.resolve(runner, dep, worktree, None, offline)
-        move = bump.Move(dep, dep.commit, target.sha, dep.follows.label, tag=target.tag)
+        move = bump.Move(dep, dep.commit, target.sha, dep.follows.label, tag=target.tag,
+                         forward=target.forward)  # fmt: skip
         found.append(bump.describe(runner, move, worktree, target.ref, offline, allow_downgrade))
     return found
 

@@ -73,6 +73,12 @@ class Lag:
         return len(found.added) if found is not None and found.known else None
 
     @property
+    def ahead_of_newest(self) -> bool:
+        """A track of releases whose pin is a release no older than the newest (the newest
+        by another tag, or a pre-release of the next), though not the newest's commit."""
+        return self.releases_behind == 0 and self.tip is not None and self.tip != self.dep.commit
+
+    @property
     def on_track(self) -> bool | None:
         """True when the pin is in the followed ref's history (None: unknown)."""
         found = self.comparison

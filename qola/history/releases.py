@@ -89,18 +89,36 @@ def newest(refs: Mapping[str, str], pattern: str) -> tuple[str, str] | None:
     return found[-1] if found else None
 
 
+def pinned_release(
+    refs: Mapping[str, str], pattern: str, pin: str, label: str | None
+) -> str | None:
+    """The tag the pattern matches that the pin is, as upstream says (refs): its label
+    where that names the pin, else the newest such tag naming it (a pre-release too: a pin
+    may be ahead of the newest release); None when no tag the pattern matches names it."""
+    def matches(tag: str) -> bool:
+        return fnmatchcase(TAGS + tag, pattern) and refs.get(TAGS + tag) == pin
+
+    if label is not None and matches(label):
+        return label
+    named = [ref[len(TAGS) :] for ref in refs if ref.startswith(TAGS)]
+    return max((tag for tag in named if matches(tag)), key=version_key, default=None)
+
+
 def behind(refs: Mapping[str, str], pattern: str, pin: str, label: str | None) -> int | None:
-    """How many releases are newer than the pinned one (its label, else the release that
-    names the pin), counted by commit: two tags of one commit (protobuf's v21.12 and
-    v3.21.12) are one release; None when the pin is no release the pattern matches."""
-    found = releases(refs, pattern)
-    tags = [tag for tag, _ in found]
-    at = tags.index(label) if label in tags else None
-    if at is None:
-        at = max((i for i, (_, sha) in enumerate(found) if sha == pin), default=None)
-    if at is None:
+    """How many releases are newer than the pinned one (pinned_release), by version and
+    counted by commit: two tags of one commit (protobuf's v21.12 and v3.21.12) are one
+    release; 0 for a pin at or ahead of the newest (a pre-release of the next one); None
+    when the pin is no tag the pattern matches."""
+    pinned = pinned_release(refs, pattern, pin, label)
+    if pinned is None:
         return None
-    return len({sha for _, sha in found[at + 1 :]} - {pin})
+    at = version_key(pinned)
+    return len({sha for tag, sha in releases(refs, pattern) if version_key(tag) > at} - {pin})
+
+
+def is_newer(tag: str, than: str | None) -> bool:
+    """Whether release tag comes after than in version order (False when than is None)."""
+    return than is not None and version_key(tag) > version_key(than)
 
 
 def label_for(refs: Mapping[str, str], sha: str, prefer: str | None = None) -> str | None:

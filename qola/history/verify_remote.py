@@ -65,7 +65,11 @@ def reachability(
         (source, label), tip = dep.follows, None
     else:
         if releases.is_pattern(dep.track):
-            # Releases: the pin is upstream when the newest release's history holds it.
+            # Releases: the pin is upstream when a tag the pattern matches names it (a
+            # maintenance release, v2.13.10 beside v3.5.0, is in no newer one's history),
+            # else when the newest release's history holds it.
+            if releases.pinned_release(refs, dep.track, dep.commit, dep.tag) is not None:
+                return None
             newest = releases.newest(refs, dep.track)
             found = None if newest is None else (f"refs/tags/{newest[0]}", newest[1])
         else:
@@ -84,6 +88,14 @@ def reachability(
             return None
         if tip is None:
             tip = queries.commit_sha(runner, repo.path, REF) or "?"
+    if dep.track is not None and releases.is_pattern(dep.track):
+        return Problem(
+            UNREACHABLE,
+            f"the pin {dep.commit[:12]} is no release {dep.track!r} matches at {dep.url}: no "
+            f"tag it matches names the pin, and the newest, {source.removeprefix('refs/tags/')} "
+            f"({tip[:12]}), does not hold it in its history; it was never released, or its "
+            "release was moved",
+        )
     return Problem(
         UNREACHABLE,
         f"the pin {dep.commit[:12]} is not in the history of {label} at {dep.url} "

@@ -38,8 +38,13 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
         if item.releases_behind:
             notes.append(f"{item.dep.name}: {count(item.releases_behind, 'release')} behind; "
                          f"the newest is {item.tip_tag}")  # fmt: skip
+        elif item.ahead_of_newest:
+            notes.append(f"{item.dep.name}: {_pinned_release(item)} is not older than the "
+                         f"newest release, {item.tip_tag}: nothing newer to move to")  # fmt: skip
         if item.error is not None:
             notes.append(f"{item.dep.name}: could not be measured (below)")
+        elif item.releases_behind is not None:
+            pass  # a release: where it stands is said above, in releases, not in history
         elif item.on_track is False:
             notes.append(
                 f"{item.dep.name}: the pin is not in the history of {item.follows}; "
@@ -94,15 +99,24 @@ def as_markdown(lags: list[Lag], now: float) -> str:
     return "\n".join(out + details) + "\n"
 
 
+def _pinned_release(item: Lag) -> str:
+    return f"the pin, {item.dep.tag}," if item.dep.tag else "the pin"
+
+
 def _markdown_note(item: Lag) -> list[str]:
     name = md.code(item.dep.name)
     if item.error is not None:
         return [f"- {name}: could not be measured: {md.text(cmake_env.render(item.error))}"]
-    if item.on_track is False:
-        return [f"- {name}: ⚠️ the pin is not in the history of {md.text(item.follows)}"]
     if item.releases_behind:
         return [f"- {name}: {count(item.releases_behind, 'release')} behind; the newest is "
                 f"{md.code(item.tip_tag or '')}"]
+    if item.ahead_of_newest:
+        return [f"- {name}: {md.text(_pinned_release(item))} is not older than the newest "
+                f"release, {md.code(item.tip_tag or '')}"]
+    if item.releases_behind is not None:
+        return []
+    if item.on_track is False:
+        return [f"- {name}: ⚠️ the pin is not in the history of {md.text(item.follows)}"]
     found = item.comparison
     if found is not None and not found.known:
         return [f"- {name}: ⚠️ the pin {md.code(item.dep.commit[:12])} is not upstream"]
