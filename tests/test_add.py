@@ -489,3 +489,76 @@ def test_tag_no_label_can_hold_pins_its_commit_without_one(project, remote, run_
     assert (project / "qola.toml").read_text() == table(
         "lib", "3rdparty/lib", str(quoted), remote.up.lib_tip
     )
+
+
+# -- pins that are not what they seem (found by review)
+
+
+def test_a_submodule_of_the_root_gets_its_gitlink_staged(project, remote, run_qola):
+    """The root records what the manifest pins, as after a bump: verify passes at once."""
+    git(project, "submodule", "add", "-q", remote.url, "3rdparty/lib")
+    git(project, "commit", "-q", "-m", "sub")
+    res = run_qola("add", "lib", remote.url, "--tag", "v1.0", cwd=project)
+    assert res.exit_code == 0, res.stderr
+    assert (f"staged the gitlink of 3rdparty/lib at {remote.up.lib_v1[:12]}, the pin: commit it "
+            "with the manifest\n") in res.stdout  # fmt: skip
+    staged = git(project, "ls-files", "-s", "3rdparty/lib").split()
+    assert staged[:2] == ["160000", remote.up.lib_v1]
+    res = run_qola("verify", cwd=project)
+    assert res.exit_code == 0, res.stdout
+
+
+def test_a_commit_given_as_a_tag_object_is_the_commit_it_names(project, remote, run_qola):
+    """The SHA ls-remote prints for refs/tags/v2.0 (no ^{}): git checks out its commit."""
+    res = run_qola("add", "lib", remote.url, "--commit", remote.v2_object, cwd=project)
+    assert res.exit_code == 0, res.stderr
+    text = (project / "qola.toml").read_text()
+    assert f'commit = "{remote.up.lib_v2}"\ntag = "v2.0"\n' in text
+    assert f"the commit of tag v2.0, whose object {remote.v2_object[:12]} is" in res.stdout
+    assert run_qola("verify", cwd=project).exit_code == 0
+
+
+def test_a_branch_named_as_a_tag_is_followed_by_its_full_name(
+    tmp_path, project, remote, run_qola
+):
+    """A tag wins where a track is read, so the branch v1.0 is written refs/heads/v1.0."""
+    served = tmp_path / "same-names.git"
+    git(tmp_path, "clone", "-q", "--mirror", remote.url, str(served))
+    git(served, "branch", "v1.0", remote.up.lib_v2)  # beside the tag v1.0 (lib_v1)
+    res = run_qola("add", "lib", str(served), "--branch", "v1.0", cwd=project)
+    assert res.exit_code == 0, res.stderr
+    text = (project / "qola.toml").read_text()
+    assert f'commit = "{remote.up.lib_v2}"\n' in text and 'track = "refs/heads/v1.0"\n' in text
+    assert run_qola("verify", "--remote", cwd=project).exit_code == 0
+    tree = f"{remote.up.lib_v2}^{{tree}}"
+    after = git(served, "commit-tree", tree, "-p", remote.up.lib_v2, "-m", "next").strip()
+    git(served, "branch", "-f", "v1.0", after)
+    res = run_qola("bump", "lib", "--no-checkout", cwd=project)
+    assert res.exit_code == 0, res.stderr
+    assert f'commit = "{after}"' in (project / "qola.toml").read_text()
+
+
+def test_a_tag_of_a_tree_is_taken_back_whole(tmp_path, project, remote, run_qola):
+    """ls-remote cannot tell a tree from a commit; the checkout can, and then nothing stays
+    written (checking it out again would fail again)."""
+    served = tmp_path / "odd.git"
+    git(tmp_path, "clone", "-q", "--mirror", remote.url, str(served))
+    tree = git(served, "rev-parse", f"{remote.up.lib_v2}^{{tree}}").strip()
+    git(served, "tag", "v9.0", tree)
+    before = snapshot(project)
+    res = run_qola("add", "lib", str(served), "--tag", "v9.0", cwd=project)
+    assert res.exit_code == 2, res.stderr
+    assert res.stderr.endswith(
+        f"qola: lib: {tree[:12]} is no commit to check out (above); {project / 'qola.toml'} is "
+        "as it was: nothing was written\nhint: give --tag, --branch or --commit naming a commit\n"
+    )
+    assert f"the pin `{tree[:7]}` is a tree, not a commit" in res.stderr
+    assert snapshot(project) == before
+
+
+def test_a_path_with_glob_characters_is_ignored_as_itself(project, remote, run_qola):
+    res = run_qola("add", "lib", remote.url, "--tag", "v1.0", "--path", "ext/lib[1]", cwd=project)
+    assert res.exit_code == 0, res.stderr
+    assert (project / ".gitignore").read_text() == "/ext/lib\\[1]/\n"
+    assert "added /ext/lib\\[1]/ to" in res.stdout
+    assert git(project, "status", "--porcelain").split() == ["??", ".gitignore", "??", "qola.toml"]

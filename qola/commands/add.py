@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from qola.base import console
-from qola.base.errors import QolaError, UsageError
+from qola.base.errors import EXIT_USAGE, QolaError, UsageError
 from qola.commands import options
 from qola.commands.session import Common, finite, tracked_manifests
 from qola.history.add import Resolved, Wanted, check_wanted, resolve
@@ -78,10 +78,11 @@ def add(common: Common, name: str, url: str, opts: AddOptions) -> int:
     console.result(f"added {name}: {resolved.commit[:12]} ({said}) at {dep.path}, "
                    f"in {plan.manifest}")  # fmt: skip
     if plan.ignore is not None:
-        console.result(f"added /{dep.path}/ to {plan.ignore[0]}")
-    if opts.no_checkout:
-        return 0
-    return _checkout(common, plan.manifest, name)
+        console.result(f"added /{ignore_pattern(dep.path)}/ to {plan.ignore[0]}")
+    code = 0 if opts.no_checkout else _checkout(common, plan, name)
+    if plan.dep.submodule_name is not None and code != EXIT_USAGE:  # (else taken back)
+        _stage_gitlink(common, loaded.root, plan.dep)
+    return code
 
 
 class _Table(NamedTuple):
@@ -221,7 +222,13 @@ def _ignore_plan(runner: Runner, root: Path, dep: Dep) -> tuple[Path, bytes | No
     newline = "\r\n" if text.partition("\n")[0].endswith("\r") else "\n"
     if text and not text.endswith("\n"):
         text += newline
-    return ignore, raw, f"{text}/{dep.path}/{newline}"
+    return ignore, raw, f"{text}/{ignore_pattern(dep.path)}/{newline}"
+
+
+def ignore_pattern(path: str) -> str:
+    """path as a .gitignore pattern matching itself alone: git reads \\, *, ? and [ as
+    glob characters unless a backslash escapes them."""
+    return "".join(f"\\{char}" if char in "\\*?[" else char for char in path)
 
 
 def _write(plan: _Plan) -> None:
@@ -285,14 +292,62 @@ def _retry_words(opts: AddOptions) -> list[str]:
     return words + ["--no-checkout"] * opts.no_checkout
 
 
-def _checkout(common: Common, manifest: Path, name: str) -> int:
+def _stage_gitlink(common: Common, root: Path, dep: Dep) -> None:
+    """A submodule of the root: its gitlink staged at the new pin, as `bump` stages it, so
+    that the root records what the manifest pins (verify checks that they agree)."""
+    from qola.gitrun import git, queries  # lazy: only where git runs
+    from qola.gitrun.shim import shim  # lazy: some commands only
+    with shim(common.safe_directory, [root]) as env:
+        runner = git.Runner(env=env, trust=env.add)
+        if queries.root_gitlinks(runner, root, [dep.path]).get(dep.path) == dep.commit:
+            return
+        runner.run(root, "update-index", "--cacheinfo", f"160000,{dep.commit},{dep.path}",
+                   subject=dep.name)  # fmt: skip
+    console.result(f"staged the gitlink of {dep.path} at {dep.commit[:12]}, the pin: commit "
+                   "it with the manifest")  # fmt: skip
+
+
+def _undo(plan: _Plan) -> None:
+    """The manifest and the .gitignore as they were before `add` wrote them."""
+    from qola.manifest import edit  # lazy: some commands only
+
+    bom = BOM if plan.raw is not None and plan.raw.startswith(BOM.encode()) else ""
+    written = (bom + plan.text).encode("utf-8")
+    if plan.raw is None:
+        if plan.manifest.read_bytes() == written:
+            plan.manifest.unlink()
+    else:
+        edit.write_atomically(plan.manifest, plan.raw.decode("utf-8"), written)
+    if plan.ignore is not None:
+        ignore, raw, text = plan.ignore
+        data = text.encode("utf-8", errors="surrogateescape")
+        if raw is None:
+            if ignore.read_bytes() == data:
+                ignore.unlink()
+        else:
+            replace_file(ignore, raw, data)
+
+
+def _checkout(common: Common, plan: _Plan, name: str) -> int:
     """`qola checkout NAME` of the new dependency; when it fails, say that the pin stays
-    written and what to run once the cause is fixed."""
+    written and what to run once the cause is fixed. A pin the checkout refuses as no
+    commit (a tag of a tree or a blob: ls-remote cannot tell) is taken back: nothing
+    stays written, since checking it out again would fail again."""
     from qola.commands.checkout import CheckoutOptions, checkout  # lazy: some commands only
 
+    manifest = plan.manifest
     only = dataclasses.replace(common, manifest=manifest, names=(name,), groups=(),
                                searched_from=None)  # fmt: skip
     code = checkout(only, CheckoutOptions(False, False, 1, None, None, 600.0, 600.0, "text"))
+    if code == EXIT_USAGE:
+        _undo(plan)
+        cmake_env.report(cmake_env.render(UsageError(
+            name,
+            f"{plan.dep.commit[:12]} is no commit to check out (above); {manifest} is as it "
+            "was: nothing was written",
+            "give --tag, --branch or --commit naming a commit",
+        )))  # fmt: skip
+        return code
     if code != 0:
         again = ["qola", "checkout", name]
         if common.searched_from is None:  # -m given: the checkout must be told too

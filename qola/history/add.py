@@ -88,8 +88,7 @@ def resolve(runner: Runner, name: str, url: str, wanted: Wanted, retry: Sequence
         if wanted.branch is not None:
             return _branch(refs, name, url, short_ref(wanted.branch, False), retry)
         if wanted.commit is not None:
-            sha = wanted.commit.lower()
-            return Resolved(sha, tag_naming(refs, sha), None, "commit")
+            return _commit(refs, wanted.commit.lower())
         head = queries.default_branch(runner, Path(empty), name, url)
     if head is None:
         raise GitError(
@@ -127,11 +126,26 @@ def _tag(refs: Mapping[str, str], name: str, url: str, tag: str, retry: Sequence
     raise _unknown(refs, name, url, tag, "tag", retry)
 
 
+def _commit(refs: Mapping[str, str], sha: str) -> Resolved:
+    """A full SHA as given; an annotated tag's object (the line ls-remote prints for
+    refs/tags/T) is the commit it names, which is what git would check out."""
+    for ref, value in refs.items():
+        peeled = refs.get(ref + _PEELED)
+        if value == sha and ref.startswith(_TAGS) and peeled is not None and peeled != sha:
+            tag = ref[len(_TAGS) :]
+            return Resolved(peeled, tag_naming(refs, peeled, prefer=tag), None,
+                            f"the commit of tag {tag}, whose object {sha[:12]} is")  # fmt: skip
+    return Resolved(sha, tag_naming(refs, sha), None, "commit")
+
+
 def _branch(refs: Mapping[str, str], name: str, url: str, branch: str, retry: Sequence[str]
 ) -> Resolved:  # fmt: skip
     sha = refs.get(_HEADS + branch)
     if sha is not None:
-        return Resolved(sha, tag_naming(refs, sha), branch, f"branch {branch}")
+        # A tag of the same name wins wherever a track is read: follow the branch by its
+        # full name then.
+        track = _HEADS + branch if _TAGS + branch in refs else branch
+        return Resolved(sha, tag_naming(refs, sha), track, f"branch {branch}")
     raise _unknown(refs, name, url, branch, "branch", retry)
 
 
