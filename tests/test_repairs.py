@@ -102,6 +102,39 @@ def test_a_ref_name_pin_is_repaired_by_the_hint_as_printed(
     assert run_qola("checkout", cwd=root).exit_code == 0
 
 
+def test_a_remote_tracking_name_pin_is_repaired_as_the_remote_branch(tmp_path, greet, run_qola):
+    root = project(tmp_path, greet, "origin/main")
+    res = run_qola("checkout", cwd=root)
+    assert res.exit_code == 2
+    [command] = hint_commands(res.stderr)
+    assert command == ["bump", "greet", "--to", "main"]
+    res = run_qola(*command, cwd=root)
+    assert res.exit_code == 0, res.stderr
+    assert f'commit = "{greet.c3}"' in (root / "qola.toml").read_text()
+    assert run_qola("verify", cwd=root).exit_code == 0
+
+
+@pytest.mark.parametrize("written", ["main~1", "v1.0^{}", "main@{1}", "HEAD:greet.txt"])
+def test_a_revision_pin_gets_the_command_that_prints_its_sha(tmp_path, greet, run_qola, written):
+    """No remote resolves main~1: the hint says how to get the SHA, and the bump it names
+    takes that SHA in place of the revision."""
+    root = project(tmp_path, greet, written)
+    state = snapshot(root)
+    res = run_qola("checkout", cwd=root)
+    assert res.exit_code == 2
+    assert res.stderr.endswith(
+        f"deps.greet.commit: {written!r} is a revision, not a commit SHA, and no remote "
+        f"resolves it\nhint: in a clone, `git rev-parse {shlex.quote(written)}` prints its SHA; "
+        "then: qola bump greet --to <that SHA>\n"
+    )
+    assert snapshot(root) == state
+    if written == "main~1":
+        sha = git(greet.url, "rev-parse", written).strip()  # in a clone, as the hint says
+        res = run_qola("bump", "greet", "--to", sha, cwd=root)
+        assert res.exit_code == 0, res.stderr
+        assert f'commit = "{greet.c2}"' in (root / "qola.toml").read_text()
+
+
 def test_a_ref_name_pin_is_repaired_by_a_full_sha_and_committed(tmp_path, greet, run_qola):
     root = project(tmp_path, greet, "main")
     before = (root / "qola.toml").read_bytes()

@@ -239,10 +239,19 @@ def commit(loader: Loader, where: str, name: str, value: str, legacy: bool) -> s
         raise loader.fail(where, problem, "write the full 40-hex SHA in its place")
     if name == loader.repair and value.strip():
         return UNPINNED  # `bump NAME --to REF` writes the commit in its place
+    ref = value.strip()
+    if not ref:
+        raise loader.fail(where, "the pin is empty, not a commit SHA", f"qola bump {name} --to REF")
+    if names.ref_name_problem(ref) is not None or any(char in ref for char in "~^:@{"):
+        # A revision git works out in a clone (main~1, v1.0^{}): no remote resolves it.
+        problem = f"{ref!r} is a revision, not a commit SHA, and no remote resolves it"
+        raise loader.fail(where, problem, f"in a clone, `git rev-parse {_shell_word(ref)}` "
+                          f"prints its SHA; then: qola bump {name} --to <that SHA>")  # fmt: skip
+    # A remote-tracking name (origin/main) is the remote's branch main.
+    ref = ref.removeprefix("origin/") if ref.startswith("origin/") and len(ref) > 7 else ref
     problem = f"{value!r} is a branch or tag name, not a commit SHA"
     # Runs as printed: bump loads this manifest with repair=NAME, and resolves the name.
-    hint = f"qola bump {name} --to {_shell_word(value.strip())}"
-    raise loader.fail(where, problem, hint if value.strip() else f"qola bump {name} --to REF")
+    raise loader.fail(where, problem, f"qola bump {name} --to {_shell_word(ref)}")
 
 
 def _shell_word(text: str) -> str:
