@@ -819,7 +819,10 @@ def test_legacy_keys_beside_commit_give_track_url_submodules_and_patches(
     )
     res = run_qola("verify", "-m", str(manifest))
     assert res.exit_code == 2
-    assert res.stderr == f"qola: {manifest}:8: qola.ck_track: must be a string, not 3\n"
+    assert res.stderr == (
+        f"qola: {manifest}:8: qola.ck_track: must be a string, not 3\n"
+        'hint: write it in quotes, e.g. ck_track = "main"\n'
+    )
     manifest.write_text(manifest.read_text().replace("ck_track = 3", 'ck_track = "develop"'))
     aiter, ck = load(manifest).deps
     assert (aiter.track, aiter.url, aiter.submodules, aiter.patches, aiter.path) == (
@@ -881,3 +884,37 @@ def test_unknown_qola_keys_and_tables_are_accepted_silently(
     )
     assert [dep.name for dep in load(manifest).deps] == ["aiter"]
     accepted(run_qola, manifest)  # exit 1 (missing), and not a word on stderr
+
+
+@pytest.mark.parametrize(("key", "value", "hint"), [
+    ("tag", '["v1.2"]', 'tag = "v1.2"'),
+    ("track", "5", 'track = "main"'),
+    ("url", "1", 'url = "https://github.com/ROCm/aiter.git"'),
+])  # fmt: skip
+# (the value as Python shows it: ['v1.2'], 5, 1)
+def test_a_value_that_must_be_a_string_says_how_to_write_it(
+    tmp_path: Path, run_qola, key: str, value: str, hint: str
+) -> None:
+    manifest = tmp_path / "qola.toml"
+    manifest.write_text(f'[deps.aiter]\ncommit = "{PIN}"\n{key} = {value}\n')
+    before = manifest.read_bytes()
+    shown = value.replace('"', "'")
+    res = run_qola("verify", "-m", str(manifest))
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: {manifest}:3: deps.aiter.{key}: must be a string, not {shown}\n"
+        f"hint: write it in quotes, e.g. {hint}\n"
+    )
+    assert manifest.read_bytes() == before
+
+
+def test_a_version_key_points_at_the_label(tmp_path: Path, run_qola) -> None:
+    manifest = tmp_path / "qola.toml"
+    manifest.write_text(f'[deps.fmt]\ncommit = "{PIN}"\nversion = "11.0.2"\n')
+    res = run_qola("verify", "-m", str(manifest))
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: {manifest}:3: deps.fmt.version: unknown key\n"
+        "hint: a pin's release is its label: write tag = \"v1.2\" in its place (a tag that "
+        "names the pinned commit; qola keeps it true)\n"
+    )

@@ -37,6 +37,12 @@ def code(value: str) -> str:
     return f"{fence}{pad}{value}{pad}{fence}"
 
 
+def row(cells: list[str]) -> str:
+    """A table row of cells made by text, code and the links: a `|` a code span holds
+    (a tag may) is escaped too, since GitHub splits cells at it even inside one."""
+    return "| " + " | ".join(re.sub(r"(?<!\\)\|", r"\\|", cell) for cell in cells) + " |"
+
+
 def github_repository(url: str) -> str | None:
     """https://github.com/OWNER/REPO for a GitHub URL (https, ssh or scp-like), else None."""
     found = _GITHUB.match(url)

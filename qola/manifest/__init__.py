@@ -252,10 +252,14 @@ class Loader:
         for key in table:
             if key not in DEP_KEYS:
                 hint = did_you_mean(key, list(DEP_KEYS)) or f"known keys: {', '.join(DEP_KEYS)}"
+                if key in ("version", "release"):
+                    hint = ('a pin\'s release is its label: write tag = "v1.2" in its place '
+                            "(a tag that names the pinned commit; qola keeps it true)")
                 raise self.fail(f"{where}.{key}", "unknown key", hint)
         for key in ("path", "url", "commit", "tag", "track", "patches"):
             if key in table and not isinstance(table[key], str):
-                raise self.fail(f"{where}.{key}", f"must be a string, not {table[key]!r}")
+                raise self.fail(f"{where}.{key}", f"must be a string, not {table[key]!r}",
+                                values.string_hint(f"{where}.{key}"))  # fmt: skip
         if "submodules" in table and not isinstance(table["submodules"], bool):
             raise self.fail(f"{where}.submodules", "must be true or false")
         groups = values.groups(self, f"{where}.groups", table.get("groups", []))

@@ -38,7 +38,8 @@ def deps(loader: Loader, qola: dict[str, Any],
     patches_dir = qola.get("patches_dir")
     if patches_dir is not None:
         if not isinstance(patches_dir, str):
-            raise loader.fail("qola.patches_dir", "must be a string")
+            raise loader.fail("qola.patches_dir", "must be a string",
+                              values.string_hint("qola.patches_dir"))  # fmt: skip
         patches_dir = values.path(loader, "qola.patches_dir", patches_dir, root)
     for key, value in qola.items():
         if not key.endswith("_commit") or key == "_commit":
@@ -52,7 +53,7 @@ def deps(loader: Loader, qola: dict[str, Any],
                 f"keep one: remove {key} or the [deps.{name}] table",
             )
         if not isinstance(value, str):
-            raise loader.fail(where, f"must be a string, not {value!r}")
+            raise loader.fail(where, f"must be a string, not {value!r}", values.string_hint(where))
         check_name(loader, where, name)
         commit = values.commit(loader, where, name, value, legacy=True)
         extra = extras(loader, qola, name, root)
@@ -117,7 +118,7 @@ def extras(loader: Loader, qola: dict[str, Any], name: str, root: Path) -> Extra
         elif key == "groups":
             found.groups = values.groups(loader, where, value)
         elif not isinstance(value, str):
-            raise loader.fail(where, f"must be a string, not {value!r}")
+            raise loader.fail(where, f"must be a string, not {value!r}", values.string_hint(where))
         elif key == "track":
             found.track = values.track(loader, where, value)
         elif key == "tag":

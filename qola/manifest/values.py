@@ -211,6 +211,21 @@ def tag(loader: Loader, where: str, value: str) -> str:
     )
 
 
+_EXAMPLES = {
+    "path": "3rdparty/aiter", "url": "https://github.com/ROCm/aiter.git",
+    "commit": "<the full 40-hex SHA>", "tag": "v1.2", "track": "main", "patches": "patches/aiter",
+    "patches_dir": "patches",
+}
+
+
+def string_hint(where: str) -> str:
+    """The hint for a value that must be a string: the key written with one, in quotes."""
+    key = where.rsplit(".", 1)[-1]
+    short = key.rsplit("_", 1)[-1] if where.startswith("qola.") and "_" in key else key
+    example = _EXAMPLES.get(key) or _EXAMPLES.get(short, "...")
+    return f'write it in quotes, e.g. {key} = "{example}"'
+
+
 def label_problem(tag: str) -> str | None:
     """Why tag cannot be a pin's label (None: it can), checked where it is read and written."""
     if not tag or tag.startswith("-") or CONTROL.search(tag):

@@ -176,7 +176,7 @@ def _markdown_row(change: Change) -> str:
     elif old and new:
         counts = _counts(len(found.added), len(found.dropped))
         cells[4] = md.compare_link(dep.url, old, new, counts)
-    return "| " + " | ".join(cells) + " |"
+    return md.row(cells)
 
 
 def _nested_row(nested: Nested) -> str:

@@ -88,7 +88,7 @@ def as_markdown(lags: list[Lag], now: float) -> str:
                  md.text(item.follows), md.commit_link(dep.url, item.tip,
                                                        labelled(item.tip, item.tip_tag))
                  if item.tip else "", behind, "" if days is None else str(days)]  # fmt: skip
-        out.append("| " + " | ".join(cells) + " |")
+        out.append(md.row(cells))
         for nested in _nested(item):
             name, old, new, counts = nested_cells(nested)
             out.append(f"| {name} | {old} | | nested submodule | {new} | {counts} | |")
