@@ -213,3 +213,19 @@ def test_bump_refuses_a_label_it_cannot_remove_before_anything_moves(
         "remove it alone\nhint: remove it by hand\n"
     )
     assert snapshot(root) == before
+
+
+def test_bump_to_a_misspelt_tag_says_which_it_may_mean(tmp_path: Path, lib: Lib, run_qola) -> None:
+    root = project(tmp_path, lib, lib.v1_0, "v1.0")
+    manifest = str(root / "qola.toml")
+    before = snapshot(root)
+    res = run_qola("bump", "lib", "--to", "v1.01", "--no-checkout", "-m", manifest)
+    assert res.exit_code == 2
+    assert res.stderr.endswith(
+        f"qola: lib: 'v1.01' is neither a branch nor a tag of {lib.served}; nothing was changed\n"
+        "hint: did you mean the tag v1.0? qola bump lib --to v1.0\n"
+    ) or res.stderr.endswith("hint: did you mean the tag v1.1? qola bump lib --to v1.1\n")
+    assert snapshot(root) == before
+    hint = res.stderr.rsplit("? ", 1)[1].split()
+    res = run_qola(*hint[1:], "--no-checkout", "-m", manifest)
+    assert res.exit_code == 0, res.stdout + res.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shlex
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -179,10 +180,15 @@ def _ls_remote(
             pinned = releases.pinned_release(refs, dep.track, dep.commit, dep.tag)
         forward = label is not None and releases.is_newer(label, pinned)
         return Resolved(commit, name, label, refs, forward)
+    import difflib  # lazy: only for this message
+
+    tags = [name.removeprefix("refs/tags/") for name in refs if name.startswith("refs/tags/")]
+    close = difflib.get_close_matches(ref, tags, n=1, cutoff=0.6)
+    hint = "give an existing branch, tag or a full commit SHA"
+    if close:
+        hint = f"did you mean the tag {close[0]}? qola bump {dep.name} --to {shlex.quote(close[0])}"
     raise UsageError(
-        dep.name,
-        f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed",
-        "give an existing branch, tag or a full commit SHA",
+        dep.name, f"{ref!r} is neither a branch nor a tag of {dep.url}; nothing was changed", hint
     )
 
 
