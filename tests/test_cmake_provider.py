@@ -430,3 +430,32 @@ def test_the_pins_file_format_is_the_one_the_provider_reads() -> None:
     from qola.output.cmake_pins import FORMAT
 
     assert f"set(_QOLA_PINS_FORMAT_READ {FORMAT})" in PROVIDER.read_text()
+
+
+def test_a_patch_command_is_left_to_fetchcontent_and_an_empty_git_submodules_locks_none(
+    tmp_path: Path, upstreams: Upstreams
+) -> None:
+    app = make_app(tmp_path, upstreams, "newest", "Ninja")
+    (app.src / "CMakeLists.txt").write_text(f"""\
+cmake_minimum_required(VERSION 3.24)
+project(app LANGUAGES NONE)
+include(FetchContent)
+FetchContent_Declare(LibA GIT_REPOSITORY "{upstreams.liba.as_posix()}" GIT_TAG v1.0
+  PATCH_COMMAND "${{CMAKE_COMMAND}}" -E touch patched.txt)
+FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0
+  GIT_SUBMODULES "" SOURCE_SUBDIR none)
+FetchContent_MakeAvailable(LibA libb)
+""")
+
+    proc = app.configure("-DQOLA_LOCK=ON")
+
+    assert ("qola: LibA: left to FetchContent, which runs its PATCH_COMMAND; qola pins no "
+            "declaration that changes its sources") in flat(proc.stderr)  # fmt: skip
+    assert (app.build / "_deps" / "liba-src" / "patched.txt").is_file()
+    assert app.manifest.read_text() == (
+        f'[deps.libb]\npath = "3rdparty/libb"\nurl = "{upstreams.libb}"\n'
+        f'commit = "{upstreams.libb_v2}"\ntag = "v2.0"\nsubmodules = false\n'
+    )
+    libb = app.src / "3rdparty" / "libb"
+    assert head(libb) == upstreams.libb_v2
+    assert not (libb / "extern" / "nested" / "nested.h").exists()

@@ -69,8 +69,16 @@ def lock(common: Common, name: str, url: str, opts: LockOptions) -> int:
             return resolve_git_tag(runner, name, resolved_url, git_tag)
 
         folder = opts.path if opts.path is not None else f"{DEFAULT_FOLDER}/{name}"
-        plan, resolved = write_pin(common, NewTable(name, folder, url, opts.submodules),
-                                   opts.fetch_timeout, resolver)  # fmt: skip
+        try:
+            plan, resolved = write_pin(common, NewTable(name, folder, url, opts.submodules),
+                                       opts.fetch_timeout, resolver)  # fmt: skip
+        except UsageError as error:
+            if opts.git_tag is not None or not error.problem.startswith("GIT_TAG "):
+                raise
+            raise UsageError(name, f"declares no GIT_TAG, and FetchContent then checks out "
+                             f"{DEFAULT_GIT_TAG}, which {url} does not have; nothing was written",
+                             "give the declaration a GIT_TAG (a tag, a branch or a commit "
+                             "SHA)") from None  # fmt: skip
         console.result(f"locked {name}: {described(resolved)} at {plan.dep.path}, "
                        f"in {plan.manifest}")  # fmt: skip
         if plan.ignore is not None:
