@@ -319,8 +319,11 @@ def test_qola_lock_on_pins_every_declaration_and_verify_covers_them(
     # A branch and an annotated tag: the tip followed, the tag's commit labelled.
     app = make_app(tmp_path, upstreams, version, generator, liba_tag="main")
 
-    app.configure("-DQOLA_LOCK=ON")
+    proc = app.configure("-DQOLA_LOCK=ON")
 
+    assert (f"-- qola: locked libb: {upstreams.libb_v2[:12]} (tag v2.0) at 3rdparty/libb, in "
+            f"{app.manifest}\n") in proc.stdout  # fmt: skip
+    assert f"-- qola: added /3rdparty/LibA/ to {app.src / '.gitignore'}\n" in proc.stdout
     assert app.manifest.read_text().endswith(
         f'[deps.LibA]\npath = "3rdparty/LibA"\nurl = "{upstreams.liba}"\n'
         f'commit = "{upstreams.liba_tip}"\ntrack = "main"\n\n'

@@ -32,6 +32,7 @@ def table(name: str, url: Path, commit: str, label: str = "") -> str:
         ("refs/tags/v2.0", "lib_v2", 'tag = "v2.0"\n'),
         ("main", "lib_tip", 'track = "main"\n'),  # a branch: its tip, followed
         ("side", "lib_v3", 'track = "side"\n'),
+        ("origin/side", "lib_v3", 'track = "side"\n'),  # as git checks out in FetchContent's clone
         ("LIB_V2", "lib_v2", 'tag = "v2.0"\n'),  # a commit SHA (upper case): the tag labels it
         ("LIB_TIP7", "lib_tip", ""),  # abbreviated, the tip of main
     ],

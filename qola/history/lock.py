@@ -36,7 +36,8 @@ def resolve_git_tag(runner: Runner, name: str, url: str, git_tag: str) -> Resolv
     if not git_tag.startswith(_HEADS) and wanted in tags:
         sha = tags[wanted]
         return Resolved(sha, tag_naming(refs, sha, prefer=wanted), None, f"tag {wanted}")
-    branch = git_tag.removeprefix(_HEADS)
+    # origin/B too: git checks out the remote-tracking branch of FetchContent's clone.
+    branch = git_tag.removeprefix(_HEADS).removeprefix("origin/")
     if not git_tag.startswith(_TAGS) and _HEADS + branch in refs:
         sha = refs[_HEADS + branch]
         return Resolved(sha, tag_naming(refs, sha), branch, f"branch {branch}")
