@@ -462,3 +462,34 @@ FetchContent_MakeAvailable(LibA libb)
     libb = app.src / "3rdparty" / "libb"
     assert head(libb) == upstreams.libb_v2
     assert not (libb / "extern" / "nested" / "nested.h").exists()
+
+
+def test_a_dependencys_own_fetchcontent_declaration_is_served_and_locked_too(
+    tmp_path: Path, upstreams: Upstreams
+) -> None:
+    # wrapper's CMakeLists brings libb in with FetchContent, as many libraries do.
+    wrapper = init_repo(tmp_path / "wrapper")
+    commit_file(wrapper, "CMakeLists.txt", f"""\
+cmake_minimum_required(VERSION 3.14)
+project(wrapper LANGUAGES NONE)
+include(FetchContent)
+FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0)
+FetchContent_MakeAvailable(libb)
+set(WRAPPER_SAW_LIBB "${{libb_SOURCE_DIR}}" PARENT_SCOPE)
+""")
+    app = make_app(tmp_path, upstreams, "newest", "Ninja")
+    (app.src / "CMakeLists.txt").write_text(f"""\
+cmake_minimum_required(VERSION 3.24)
+project(app LANGUAGES C)
+include(FetchContent)
+FetchContent_Declare(wrapper GIT_REPOSITORY "{wrapper.as_posix()}" GIT_TAG main)
+FetchContent_MakeAvailable(wrapper)
+file(WRITE "${{CMAKE_BINARY_DIR}}/fetched.txt" "libb=${{WRAPPER_SAW_LIBB}}\\n")
+""")
+
+    app.configure("-DQOLA_LOCK=ON")
+
+    text = app.manifest.read_text()
+    assert "[deps.wrapper]" in text and f'commit = "{upstreams.libb_v2}"\ntag = "v2.0"' in text
+    assert app.fetched() == {"libb": (app.src / "3rdparty" / "libb").as_posix()}
+    assert head(app.src / "3rdparty" / "libb" / "extern" / "nested") == upstreams.nested_pin
