@@ -595,6 +595,9 @@ function(qola_checkout)
       if(pinned EQUAL 1)
         set(count "1 dependency at its pin")
       endif()
+      if(pinned EQUAL 1 AND DEFINED _QOLA_SUMMARY_ONE)
+        set(count "${_QOLA_SUMMARY_ONE}") # the caller's words for its one dependency
+      endif()
       if(pinned GREATER 0)
         string(APPEND lines
           "\n-- qola: ${shown}: ${count}, unchanged since the last configure")

@@ -303,6 +303,50 @@ def add(
 
 
 @cli.command(epilog=EXIT_CODES)
+@common_options(names=False)
+@click.argument("name")
+@click.argument("url")
+@click.argument("git_tag", metavar="[GIT_TAG]", required=False)
+@click.option("--path", metavar="P", help="Where to check it out, below the root "
+              "(default: 3rdparty/NAME).")  # fmt: skip
+@click.option("--no-submodules", is_flag=True,
+              help="Leave its nested submodules out (submodules = false).")  # fmt: skip
+@click.option("--no-checkout", is_flag=True, help="Write the pin; do not check it out.")
+@click.option("--check", is_flag=True, help="Write nothing: exit 2 when NAME is not pinned, "
+              "saying how to pin it.")  # fmt: skip
+@click.option("--cmake-out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the manifest's pins here for QoLAProvider.cmake (only when they "
+              "change).")  # fmt: skip
+@fetch_timeout_option
+@handle_errors
+def lock(
+    common: Common,
+    name: str,
+    url: str,
+    git_tag: str | None,
+    path: str | None,
+    no_submodules: bool,
+    no_checkout: bool,
+    check: bool,
+    cmake_out: Path | None,
+    fetch_timeout: float,
+) -> None:
+    """Pin the FetchContent declaration NAME (GIT_REPOSITORY URL, GIT_TAG GIT_TAG) at the
+    commit GIT_TAG names now, unless the manifest pins NAME already (its name matched
+    without regard to case, as FetchContent matches names).
+
+    GIT_TAG is read as git reads it after a clone: a tag (peeled; written beside the pin,
+    tag = "T"), else a branch (followed: track = "B"), else a commit SHA. Without it,
+    master, as FetchContent checks out. The table is the one `qola add` writes, in a new
+    qola.toml where there is none. QoLAProvider.cmake runs it (--check, --cmake-out)."""
+    from qola.commands import lock as locking  # lazy: each command loads its own
+
+    opts = locking.LockOptions(git_tag, path, not no_submodules, no_checkout, check, cmake_out,
+                               fetch_timeout)  # fmt: skip
+    sys.exit(locking.lock(common, name, url, opts))
+
+
+@cli.command(epilog=EXIT_CODES)
 @click.option(
     "-m",
     "--manifest",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,19 @@ def test_bench_quick_run_measures_every_row_it_is_asked_for(tmp_path):
         assert workflow[command]["received"] < workflow["git fetch main blob:none"]["received"]
         assert workflow[command]["received"] < 0.01 * branch
     assert re.search(r"goal +measured +goal +result\n", proc.stdout)  # the table of goals
+
+
+def test_bench_provider_quick_run_measures_both_fetchcontent_and_the_provider(tmp_path):
+    out = tmp_path / "provider.json"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "cmake_provider.py"), "--quick", "--repeat", "1",
+         "--cmake", shutil.which("cmake") or "cmake", "--json", str(out)],
+        capture_output=True, text=True, check=False, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [result] = json.loads(out.read_text())["results"]
+    assert set(result["reconfigure_ms"]) >= {"fetchcontent", "provider", "no dependencies"}
+    # The bytes do not depend on the machine's speed: qola fetched far less than either clone.
+    cold = result["cold"]
+    assert cold["history"]["qola"] < 0.2 * cold["history"]["fetchcontent"]
+    assert cold["withsub"]["qola"] < 0.6 * cold["withsub"]["fetchcontent"]

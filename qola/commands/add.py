@@ -13,6 +13,7 @@ import dataclasses
 import os
 import posixpath
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -28,6 +29,9 @@ from qola.output import cmake_env
 if TYPE_CHECKING:
     from qola.gitrun.git import Runner
 
+# How a new pin is found: from a git runner and the dependency's URL (as the loader makes it).
+Resolver = Callable[["Runner", str], Resolved]
+
 DEFAULT_FOLDER = "3rdparty"  # where a dependency goes without --path: 3rdparty/NAME
 _PLACEHOLDER = "0" * 40  # the pin while nothing is resolved yet: checks all the rest
 
@@ -42,50 +46,72 @@ class AddOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses c
     fetch_timeout: float
 
 
-class _Plan(NamedTuple):
-    """What `add` writes, all of it decided before the first write."""
+class NewPin(NamedTuple):
+    """What `add` (and `lock`) writes, all of it decided before the first write."""
 
     manifest: Path
     raw: bytes | None  # the manifest's bytes as read; None: it is created
     text: str  # the new manifest, less its byte order mark
     dep: Dep
     ignore: tuple[Path, bytes | None, str] | None  # .gitignore: its path, bytes, new text
+    root: Path  # the manifest's root
 
 
 def add(common: Common, name: str, url: str, opts: AddOptions) -> int:
     """Resolve, write the pin (and the ignore line), then check it out."""
-    from qola import manifest as manifests  # lazy: some commands only
     from qola.gitrun import git  # lazy: only where git runs
 
     git.scrub_environment()
     console.configure(common.verbose, common.quiet)
     check_wanted(opts.wanted)
-    path, exists = _which_manifest(common)
-    existing = manifests.load(path, common.root, allow_empty=True) if exists else None
-    raw = path.read_bytes() if exists else None
-    text = raw.decode("utf-8").removeprefix(BOM) if raw is not None else ""
     folder = opts.path if opts.path is not None else f"{DEFAULT_FOLDER}/{name}"
-    if existing is not None:
-        _refuse_taken(existing, name, folder)
-    # Every check the loader makes of the new table (name, path, URL) before git runs.
-    new = _Table(name, folder, url, opts.submodules)
-    _, loaded, dep = _loaded(path, common.root, text, new, Resolved(_PLACEHOLDER, None, None, ""))
-    plan, resolved = _plan(common, path, raw, text, new, loaded.root, dep, opts)
-    _write(plan)
-    said = resolved.source
-    if resolved.tag is not None and said != f"tag {resolved.tag}":
-        said += f", tag {resolved.tag}"
-    console.result(f"added {name}: {resolved.commit[:12]} ({said}) at {dep.path}, "
-                   f"in {plan.manifest}")  # fmt: skip
+    retry = _retry_words(opts)
+
+    def resolver(runner: Runner, resolved_url: str) -> Resolved:
+        return resolve(runner, name, resolved_url, opts.wanted, retry)
+
+    plan, resolved = write_pin(common, NewTable(name, folder, url, opts.submodules),
+                               opts.fetch_timeout, resolver)  # fmt: skip
+    console.result(f"added {name}: {described(resolved)} at {plan.dep.path}, in {plan.manifest}")
     if plan.ignore is not None:
-        console.result(f"added /{ignore_pattern(dep.path)}/ to {plan.ignore[0]}")
-    code = 0 if opts.no_checkout else _checkout(common, plan, name)
+        console.result(f"added /{ignore_pattern(plan.dep.path)}/ to {plan.ignore[0]}")
+    code = 0 if opts.no_checkout else checkout_new(common, plan, name)
     if plan.dep.submodule_name is not None and code != EXIT_USAGE:  # (else taken back)
-        _stage_gitlink(common, loaded.root, plan.dep)
+        stage_gitlink(common, plan.root, plan.dep)
     return code
 
 
-class _Table(NamedTuple):
+def described(resolved: Resolved) -> str:
+    """`0123456789ab (tag v2.0)`: the new pin and where it came from, for people."""
+    said = resolved.source
+    if resolved.tag is not None and said != f"tag {resolved.tag}":
+        said += f", tag {resolved.tag}"
+    return f"{resolved.commit[:12]} ({said})"
+
+
+def write_pin(common: Common, new: NewTable, fetch_timeout: float, resolver: Resolver
+              ) -> tuple[NewPin, Resolved]:  # fmt: skip
+    """Resolve the new dependency's pin with resolver and write its table (a new manifest
+    where there is none) and its ignore line. Everything that can refuse runs first: the
+    name, folder and URL are checked before git runs, the pin is resolved before the
+    manifest is touched."""
+    from qola import manifest as manifests  # lazy: some commands only
+
+    path, exists = which_manifest(common)
+    existing = manifests.load(path, common.root, allow_empty=True) if exists else None
+    raw = path.read_bytes() if exists else None
+    text = raw.decode("utf-8").removeprefix(BOM) if raw is not None else ""
+    if existing is not None:
+        _refuse_taken(existing, new.name, new.path)
+    # Every check the loader makes of the new table (name, path, URL) before git runs.
+    _, loaded, dep = _loaded(path, common.root, text, new, Resolved(_PLACEHOLDER, None, None, ""))
+    plan, resolved = _plan(common, path, raw, text, new, loaded.root, dep, fetch_timeout,
+                           resolver)  # fmt: skip
+    _write(plan)
+    return plan, resolved
+
+
+class NewTable(NamedTuple):
     """The new dependency as the command line gives it."""
 
     name: str
@@ -94,8 +120,9 @@ class _Table(NamedTuple):
     submodules: bool
 
 
-def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: _Table, root: Path,
-          dep: Dep, opts: AddOptions) -> tuple[_Plan, Resolved]:  # fmt: skip
+def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: NewTable, root: Path,
+          dep: Dep, fetch_timeout: float, resolver: Resolver
+          ) -> tuple[NewPin, Resolved]:  # fmt: skip
     """Resolve the ref and compute every file's new text (nothing written)."""
     from qola.gitrun import git  # lazy: only where git runs
     from qola.gitrun.shim import install_signal_handlers, shim  # lazy: some commands only
@@ -103,16 +130,16 @@ def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: _Table,
     restore_signals = install_signal_handlers()
     try:
         with shim(common.safe_directory, [root]) as env:
-            runner = git.Runner(env=env, trust=env.add, timeout=finite(opts.fetch_timeout))
+            runner = git.Runner(env=env, trust=env.add, timeout=finite(fetch_timeout))
             ignore = _ignore_plan(runner, root, dep)
-            resolved = resolve(runner, new.name, dep.url, opts.wanted, _retry_words(opts))
+            resolved = resolver(runner, dep.url)
     finally:
         restore_signals()
     new_text, _, dep = _loaded(path, common.root, text, new, resolved)  # loads, or exit 2
-    return _Plan(path, raw, new_text, dep, ignore), resolved
+    return NewPin(path, raw, new_text, dep, ignore, root), resolved
 
 
-def _text(text: str, new: _Table, resolved: Resolved) -> str:
+def _text(text: str, new: NewTable, resolved: Resolved) -> str:
     """The manifest text with the new table appended (its parse checked: the old one's
     and the table, nothing else)."""
     table = dep_table(new.name, new.path, new.url, resolved.commit, resolved.tag,
@@ -122,7 +149,7 @@ def _text(text: str, new: _Table, resolved: Resolved) -> str:
     return new_text
 
 
-def _loaded(path: Path, root: Path | None, text: str, new: _Table, resolved: Resolved
+def _loaded(path: Path, root: Path | None, text: str, new: NewTable, resolved: Resolved
             ) -> tuple[str, Manifest, Dep]:  # fmt: skip
     """The manifest text with the new table, what the loader makes of it, and its new Dep:
     an error of the new table is the command line's (exit 2, nothing written)."""
@@ -148,7 +175,7 @@ def _parse_table(table: str, name: str) -> dict[str, object]:
     return found
 
 
-def _which_manifest(common: Common) -> tuple[Path, bool]:
+def which_manifest(common: Common) -> tuple[Path, bool]:
     """The manifest to add to, as every command finds it (-m; else qola.toml here or
     above, up to the repository's top; else the one manifest its index tracks), and
     whether it exists: where none does, qola.toml at the top of the repository (here,
@@ -231,7 +258,7 @@ def ignore_pattern(path: str) -> str:
     return "".join(f"\\{char}" if char in "\\*?[" else char for char in path)
 
 
-def _write(plan: _Plan) -> None:
+def _write(plan: NewPin) -> None:
     """The manifest (atomically; refused if it changed since it was read), then the
     .gitignore line."""
     from qola.commands.init import create  # lazy: some commands only
@@ -292,7 +319,7 @@ def _retry_words(opts: AddOptions) -> list[str]:
     return words + ["--no-checkout"] * opts.no_checkout
 
 
-def _stage_gitlink(common: Common, root: Path, dep: Dep) -> None:
+def stage_gitlink(common: Common, root: Path, dep: Dep) -> None:
     """A submodule of the root: its gitlink staged at the new pin, as `bump` stages it, so
     that the root records what the manifest pins (verify checks that they agree)."""
     from qola.gitrun import git, queries  # lazy: only where git runs
@@ -307,7 +334,7 @@ def _stage_gitlink(common: Common, root: Path, dep: Dep) -> None:
                    "it with the manifest")  # fmt: skip
 
 
-def _undo(plan: _Plan) -> None:
+def _undo(plan: NewPin) -> None:
     """The manifest and the .gitignore as they were before `add` wrote them."""
     from qola.manifest import edit  # lazy: some commands only
 
@@ -328,7 +355,7 @@ def _undo(plan: _Plan) -> None:
             replace_file(ignore, raw, data)
 
 
-def _checkout(common: Common, plan: _Plan, name: str) -> int:
+def checkout_new(common: Common, plan: NewPin, name: str) -> int:
     """`qola checkout NAME` of the new dependency; when it fails, say that the pin stays
     written and what to run once the cause is fixed. A pin the checkout refuses as no
     commit (a tag of a tree or a blob: ls-remote cannot tell) is taken back: nothing

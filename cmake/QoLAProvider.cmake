@@ -1,0 +1,348 @@
+# qola: FetchContent's dependency provider: git declarations served from qola.toml.
+# SPDX-License-Identifier: MIT
+
+#[=======================================================================[.rst:
+QoLAProvider
+------------
+
+Makes qola the dependency provider of a FetchContent project (CMake 3.24 or newer),
+whose CMakeLists stay as they are:
+
+.. code-block:: sh
+
+  cmake -S . -B build \
+    -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$(qola cmake-dir)/QoLAProvider.cmake"
+
+Every ``FetchContent_MakeAvailable(<name>)`` of a ``GIT_REPOSITORY`` declaration is then
+served by ``qola_checkout()`` from the manifest (``qola.toml`` in the top-level source
+folder): the dependency of that name (matched without regard to case, as FetchContent
+matches names) is checked out at its pin, with its nested submodules, and added to the
+build as FetchContent would add it (``SOURCE_SUBDIR``; ``SYSTEM`` from CMake 3.25,
+``EXCLUDE_FROM_ALL`` from 3.28, as FetchContent honours them), into the declaration's
+``BINARY_DIR``. ``FetchContent_GetProperties(<name>)`` then gives ``<name>_SOURCE_DIR``
+(the checkout), ``<name>_BINARY_DIR`` and ``<name>_POPULATED``.
+
+A declaration the manifest does not pin is a configure error that names it and the
+commands that pin it. With ``QOLA_LOCK`` ON, it is pinned instead (``qola lock``): at
+the commit its ``GIT_TAG`` names now (a tag, written beside the pin as ``tag``; a
+branch, followed as ``track``; or a commit), at ``3rdparty/<name>`` below the root.
+
+A pinned declaration whose ``GIT_TAG`` (or ``GIT_REPOSITORY``) says otherwise than
+the manifest is a warning naming both; the build uses the pin.
+
+FetchContent keeps its own behaviour for a declaration that is not git (``URL``,
+``SVN_REPOSITORY`` ...), that may be found by ``find_package()`` first
+(``FIND_PACKAGE_ARGS``, or ``FETCHCONTENT_TRY_FIND_PACKAGE_MODE=ALWAYS``), that
+overrides ``find_package()`` (``OVERRIDE_FIND_PACKAGE``), or that runs a
+``PATCH_COMMAND`` or ``UPDATE_COMMAND`` (qola's patch series does that: a warning says
+so). A ``FETCHCONTENT_SOURCE_DIR_<NAME>`` still wins: FetchContent then asks no
+provider. ``FETCHCONTENT_FULLY_DISCONNECTED`` is qola's ``OFFLINE``.
+
+Cache variables
+^^^^^^^^^^^^^^^
+
+Each takes its first value from the environment variable of the same name; those of
+``QoLA.cmake`` (``QOLA_PYTHON``, ``QOLA_OFFLINE`` ...) apply too.
+
+.. variable:: QOLA_PROVIDER_MANIFEST
+
+  The manifest that serves the declarations. Default: ``qola.toml`` in the top-level
+  source folder. A relative path is relative to that folder.
+
+.. variable:: QOLA_LOCK
+
+  Pin each unpinned git declaration in the manifest (which is created when there is
+  none) instead of stopping the configure. Default ``OFF``.
+#]=======================================================================]
+
+include_guard(GLOBAL)
+
+if(CMAKE_VERSION VERSION_LESS 3.24)
+  message(FATAL_ERROR "qola: QoLAProvider.cmake needs CMake 3.24 or newer "
+    "(cmake_language(SET_DEPENDENCY_PROVIDER)); this is CMake ${CMAKE_VERSION}")
+endif()
+
+include("${CMAKE_CURRENT_LIST_DIR}/QoLA.cmake")
+
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.24)
+
+# The format of the pins file this module reads: a copy of qola/output/cmake_pins.py's
+# FORMAT (a test proves the two equal).
+set(_QOLA_PINS_FORMAT_READ 1)
+
+if(NOT DEFINED CACHE{QOLA_PROVIDER_MANIFEST})
+  set(_qola_default "$ENV{QOLA_PROVIDER_MANIFEST}")
+  if(_qola_default STREQUAL "")
+    set(_qola_default "${CMAKE_SOURCE_DIR}/qola.toml")
+  endif()
+  set(QOLA_PROVIDER_MANIFEST "${_qola_default}" CACHE FILEPATH
+    "qola: the manifest that serves FetchContent's git declarations")
+  unset(_qola_default)
+endif()
+_qola_option(QOLA_LOCK
+  "qola: pin each unpinned FetchContent git declaration at the commit its GIT_TAG names now")
+
+# Sets `out` to the value of the item after `keyword` in the list `items` (empty items
+# kept, as cmake_parse_arguments would drop them), and `out`_GIVEN to whether it is there.
+function(_qola_item_after out keyword items)
+  list(FIND items "${keyword}" at)
+  set(${out}_GIVEN FALSE PARENT_SCOPE)
+  set(${out} "" PARENT_SCOPE)
+  if(at GREATER -1)
+    math(EXPR at "${at} + 1")
+    list(LENGTH items count)
+    set(${out}_GIVEN TRUE PARENT_SCOPE)
+    if(at LESS count)
+      list(GET items ${at} value)
+      set(${out} "${value}" PARENT_SCOPE)
+    endif()
+  endif()
+endfunction()
+
+# URLs compared as people write them: without a trailing `/` or `.git`.
+function(_qola_same_url out a b)
+  foreach(url IN ITEMS a b)
+    string(REGEX REPLACE "/+$" "" ${url} "${${url}}")
+    string(REGEX REPLACE "\\.git$" "" ${url} "${${url}}")
+    string(REGEX REPLACE "/+$" "" ${url} "${${url}}")
+  endforeach()
+  if(a STREQUAL b)
+    set(${out} TRUE PARENT_SCOPE)
+  else()
+    set(${out} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Runs `qola lock` for the declaration `name` (ARGN: what follows `lock` on its command
+# line), showing what it reports as it goes; a failure stops the configure with qola's
+# report.
+function(_qola_provider_lock name)
+  _qola_python(python "")
+  _qola_require_list_item(interpreter "${python}")
+  if(NOT COMMAND _qola_run)
+    include("${_QOLA_MODULE_DIR}/QoLARun.cmake")
+  endif()
+  file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
+  _qola_environment(environment)
+  _qola_set_environment("${environment};QOLA_CMAKE_BINARY_DIR=${CMAKE_BINARY_DIR}" saved)
+  _qola_check_import("${python}")
+  execute_process(
+    COMMAND "${python}" -m qola.cli lock ${ARGN}
+    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
+    RESULT_VARIABLE status
+    OUTPUT_VARIABLE stdout
+    ERROR_VARIABLE stderr
+    ECHO_ERROR_VARIABLE)
+  _qola_restore_environment("${saved}")
+  if(NOT status EQUAL 0)
+    # Under CMake, qola reports a failure on stdout (what is not on the screen yet).
+    set(said "${stdout}")
+    string(STRIP "${said}" said)
+    if(said STREQUAL "")
+      _qola_exit_meaning(said "${status}")
+      set(said "qola lock failed (${said}); what it printed is above")
+    endif()
+    _qola_indent(said "${said}")
+    message(FATAL_ERROR "qola: FetchContent_MakeAvailable(${name}):\n${said}")
+  endif()
+  # What it wrote (a pin, an ignore line), for the developer to commit.
+  string(REGEX REPLACE "\n$" "" stdout "${stdout}")
+  string(REPLACE ";" "\\;" stdout "${stdout}")
+  string(REPLACE "\n" ";" lines "${stdout}")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^(locked|added) ")
+      message(STATUS "qola: ${line}")
+    endif()
+  endforeach()
+endfunction()
+
+# The warnings for a pinned declaration that says otherwise than the manifest `manifest`:
+# its GIT_TAG `ref` names no tag, branch or commit of the pin `entry` (name, commit, tag,
+# track, url), or its GIT_REPOSITORY `url` is not the manifest's.
+function(_qola_provider_compare name ref url manifest entry)
+  list(GET entry 0 dep)
+  list(GET entry 1 commit)
+  list(GET entry 2 tag)
+  list(GET entry 3 track)
+  list(GET entry 4 pinned_url)
+  if(ref STREQUAL "")
+    set(ref master) # what FetchContent checks out without a GIT_TAG
+  endif()
+  string(REGEX REPLACE "^(refs/(tags|heads)/|origin/)" "" short "${ref}")
+  string(TOLOWER "${ref}" lower)
+  string(LENGTH "${lower}" length)
+  set(prefix "")
+  if(lower MATCHES "^[0-9a-f]+$" AND length GREATER_EQUAL 7)
+    string(SUBSTRING "${commit}" 0 ${length} prefix)
+  endif()
+  if(NOT (short STREQUAL tag OR short STREQUAL track OR lower STREQUAL commit
+      OR (NOT prefix STREQUAL "" AND prefix STREQUAL lower)))
+    string(SUBSTRING "${commit}" 0 12 shown)
+    if(NOT tag STREQUAL "")
+      set(back "${tag}")
+      string(APPEND shown " (tag ${tag})")
+    elseif(NOT track STREQUAL "")
+      set(back "${track}")
+      string(APPEND shown " (from the branch ${track})")
+    else()
+      set(back "${commit}")
+    endif()
+    _qola_shell_word_now(word_ref "${ref}")
+    _qola_shell_word_now(word_manifest "${manifest}")
+    message(WARNING
+      "qola: ${name}: GIT_TAG ${ref} does not name the commit ${manifest} pins, ${shown}; "
+      "the build uses the pin. To pin what GIT_TAG names:\n"
+      "    qola bump ${dep} --to ${word_ref} -m ${word_manifest}\n"
+      "or set GIT_TAG back to ${back}.")
+  endif()
+  _qola_same_url(same "${url}" "${pinned_url}")
+  if(NOT same)
+    message(WARNING
+      "qola: ${name}: GIT_REPOSITORY ${url} is not the URL ${manifest} fetches ${dep} "
+      "from, ${pinned_url}; the build uses the manifest's. Make the two agree.")
+  endif()
+endfunction()
+
+# A word a person can paste into a shell (QoLARun.cmake's _qola_shell_word, which the
+# fast path does not read).
+function(_qola_shell_word_now out word)
+  if(NOT word MATCHES "^[-A-Za-z0-9_./=:,+@%]+$")
+    string(REGEX REPLACE "([\\\"$`])" "\\\\\\1" word "${word}")
+    set(word "\"${word}\"")
+  endif()
+  set(${out} "${word}" PARENT_SCOPE)
+endfunction()
+
+# Serves the declaration `name` (its saved details, the list `details`) when qola
+# should: checks it out with qola_checkout(), marks it populated, and sets, in the
+# caller's scope, _qola_served_source (the folder to add, or "" for none),
+# _qola_served_binary and _qola_served_options for the provider's add_subdirectory().
+function(_qola_provider_serve name details)
+  set(_qola_served_source "" PARENT_SCOPE)
+  string(TOLOWER "${name}" key)
+  cmake_parse_arguments(arg "EXCLUDE_FROM_ALL;SYSTEM;OVERRIDE_FIND_PACKAGE"
+    "GIT_REPOSITORY;GIT_TAG;BINARY_DIR;SOURCE_SUBDIR" "FIND_PACKAGE_ARGS" ${details})
+
+  # What FetchContent keeps for itself.
+  if("${arg_GIT_REPOSITORY}" STREQUAL "")
+    return() # not git: URL, SVN_REPOSITORY, HG_REPOSITORY, or no declaration at all
+  endif()
+  get_property(find_first GLOBAL PROPERTY _FetchContent_${key}_find_package_args DEFINED)
+  get_property(overrides GLOBAL PROPERTY _FetchContent_${key}_override_find_package DEFINED)
+  if(find_first OR overrides OR arg_OVERRIDE_FIND_PACKAGE OR "FIND_PACKAGE_ARGS" IN_LIST details)
+    message(VERBOSE "qola: ${name}: left to FetchContent (find_package() comes first)")
+    return()
+  endif()
+  foreach(step IN ITEMS PATCH_COMMAND UPDATE_COMMAND)
+    _qola_item_after(command ${step} "${details}")
+    if(NOT command STREQUAL "")
+      message(WARNING "qola: ${name}: left to FetchContent, which runs its ${step}; qola "
+        "pins no declaration that changes its sources (a patch series in the manifest, "
+        "patches = \"<folder>\", does that for a pinned dependency)")
+      return()
+    endif()
+  endforeach()
+
+  # Which pin serves it: the pins file, while the manifest is the one it was read from;
+  # else qola lock (which writes it).
+  set(manifest "${QOLA_PROVIDER_MANIFEST}")
+  cmake_path(ABSOLUTE_PATH manifest BASE_DIRECTORY "${CMAKE_SOURCE_DIR}" NORMALIZE)
+  string(SHA1 id "${manifest}")
+  string(SUBSTRING "${id}" 0 10 id)
+  set(pins "${CMAKE_BINARY_DIR}/qola/pins-${id}.cmake")
+  set(entry "")
+  set(known FALSE)
+  if(EXISTS "${pins}" AND EXISTS "${manifest}")
+    include("${pins}")
+    file(SHA256 "${manifest}" digest)
+    if("${_QOLA_PINS_FORMAT}" STREQUAL "${_QOLA_PINS_FORMAT_READ}"
+        AND digest STREQUAL _QOLA_PINS_SHA256 AND _QOLA_PINS_MANIFEST STREQUAL manifest)
+      set(known TRUE)
+      set(entry "${_QOLA_PIN_${key}}")
+    endif()
+  endif()
+  if(entry STREQUAL "")
+    # Unknown, or known to be unpinned: qola pins it (QOLA_LOCK) or says how to.
+    _qola_item_after(ref GIT_TAG "${details}")
+    set(words "${name}" "${arg_GIT_REPOSITORY}")
+    if(ref_GIVEN)
+      list(APPEND words "${ref}")
+    endif()
+    _qola_item_after(submodules GIT_SUBMODULES "${details}")
+    if(submodules_GIVEN AND submodules STREQUAL "")
+      list(APPEND words --no-submodules) # GIT_SUBMODULES "": none (CMP0097)
+    endif()
+    list(APPEND words --manifest "${manifest}" --cmake-out "${pins}" --no-checkout)
+    if(NOT QOLA_LOCK)
+      list(APPEND words --check)
+    endif()
+    foreach(word IN LISTS words)
+      _qola_require_list_item("FetchContent argument" "${word}")
+    endforeach()
+    _qola_provider_lock("${name}" ${words})
+    set(_QOLA_PIN_${key} "")
+    include("${pins}")
+    set(entry "${_QOLA_PIN_${key}}")
+    if(entry STREQUAL "")
+      message(FATAL_ERROR "qola: ${name}: qola lock wrote no pin for it into ${pins}")
+    endif()
+  endif()
+  list(GET entry 0 dep)
+  _qola_provider_compare("${name}" "${arg_GIT_TAG}" "${arg_GIT_REPOSITORY}" "${manifest}"
+    "${entry}")
+
+  set(offline "")
+  if(FETCHCONTENT_FULLY_DISCONNECTED)
+    set(offline OFFLINE)
+  endif()
+  list(GET entry 1 commit)
+  list(GET entry 2 tag)
+  string(SUBSTRING "${commit}" 0 12 _QOLA_SUMMARY_ONE)
+  if(NOT tag STREQUAL "")
+    string(APPEND _QOLA_SUMMARY_ONE " (tag ${tag})")
+  endif()
+  set(_QOLA_SUMMARY_ONE "${dep} at its pin ${_QOLA_SUMMARY_ONE}") # qola_checkout()'s words
+  qola_checkout(MANIFEST "${manifest}" DEPS "${dep}" ${offline})
+  _qola_cmake_names(upper "${dep}")
+  set(source "${QOLA_${upper}_SOURCE_DIR}")
+  FetchContent_SetPopulated(${name} SOURCE_DIR "${source}" BINARY_DIR "${arg_BINARY_DIR}")
+
+  # What FetchContent_MakeAvailable() would add_subdirectory(), and how.
+  if(NOT "${arg_SOURCE_SUBDIR}" STREQUAL "")
+    string(APPEND source "/${arg_SOURCE_SUBDIR}")
+  endif()
+  if(NOT EXISTS "${source}/CMakeLists.txt")
+    return()
+  endif()
+  set(options "")
+  if(arg_EXCLUDE_FROM_ALL AND CMAKE_VERSION VERSION_GREATER_EQUAL 3.28)
+    list(APPEND options EXCLUDE_FROM_ALL)
+  endif()
+  if(arg_SYSTEM AND CMAKE_VERSION VERSION_GREATER_EQUAL 3.25)
+    list(APPEND options SYSTEM)
+  endif()
+  set(_qola_served_source "${source}" PARENT_SCOPE)
+  set(_qola_served_binary "${arg_BINARY_DIR}" PARENT_SCOPE)
+  set(_qola_served_options "${options}" PARENT_SCOPE)
+endfunction()
+
+cmake_policy(POP)
+
+# The provider. A macro, defined outside the policy block above, as
+# FetchContent_MakeAvailable() is one: the dependency's add_subdirectory() runs in the
+# scope that made it available, under that scope's policies, and what its CMakeLists
+# sets with PARENT_SCOPE lands where it would without qola.
+macro(_qola_provide_dependency method name)
+  _qola_provider_serve("${name}" "${ARGN}")
+  if(NOT "${_qola_served_source}" STREQUAL "")
+    FetchContent_GetProperties(${name})
+    add_subdirectory("${_qola_served_source}" "${_qola_served_binary}" ${_qola_served_options})
+  endif()
+  unset(_qola_served_source)
+  unset(_qola_served_binary)
+  unset(_qola_served_options)
+endmacro()
+
+cmake_language(SET_DEPENDENCY_PROVIDER _qola_provide_dependency
+  SUPPORTED_METHODS FETCHCONTENT_MAKEAVAILABLE_SERIAL)

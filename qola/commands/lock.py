@@ -1,0 +1,127 @@
+"""`qola lock NAME URL [GIT_TAG]`: pin a FetchContent declaration in the manifest at the
+commit its GIT_TAG names now, as `qola add` pins a new dependency (the same checks, the
+same table, the same ignore line), unless the manifest pins NAME already.
+
+QoLAProvider.cmake runs it for each declaration its pins file does not know: with
+`--check` (an unpinned declaration is then an error that says how to lock it), or,
+under `-DQOLA_LOCK=ON`, to lock it; `--cmake-out FILE` writes that pins file
+(output/cmake_pins.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from qola.base import console, hints
+from qola.base.errors import UsageError
+from qola.commands.add import (
+    DEFAULT_FOLDER,
+    NewTable,
+    checkout_new,
+    described,
+    which_manifest,
+    write_pin,
+)
+from qola.commands.session import Common
+from qola.history.add import Resolved
+from qola.history.lock import DEFAULT_GIT_TAG, resolve_git_tag
+from qola.output.cmake_pins import fetchcontent_name
+
+if TYPE_CHECKING:
+    from qola.gitrun.git import Runner
+    from qola.manifest import Dep, Manifest
+
+
+class LockOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses cost imports
+    """How `lock` pins: its options (cli.py), from click."""
+
+    git_tag: str | None  # as the declaration gives it; None: none (FetchContent's master)
+    path: str | None  # --path (default: 3rdparty/NAME)
+    submodules: bool  # not --no-submodules (GIT_SUBMODULES "")
+    no_checkout: bool
+    check: bool  # write nothing: an unpinned declaration is an error
+    cmake_out: Path | None  # the provider's pins file
+    fetch_timeout: float
+
+
+def lock(common: Common, name: str, url: str, opts: LockOptions) -> int:
+    """Pin the declaration unless the manifest does (or, with --check, fail when it does
+    not); then write the pins file."""
+    from qola import manifest as manifests  # lazy: some commands only
+    from qola.gitrun import git  # lazy: only where git runs
+
+    git.scrub_environment()
+    console.configure(common.verbose, common.quiet)
+    path, exists = which_manifest(common)
+    existing = manifests.load(path, common.root, allow_empty=True) if exists else None
+    pinned = pinned_by(existing, name) if existing is not None else None
+    code = 0
+    if pinned is not None:
+        label = f" (tag {pinned.tag})" if pinned.tag else ""
+        console.result(f"{name}: pinned at {pinned.commit[:12]}{label} in {path} already; "
+                       f"`qola bump {pinned.name} --to REF` moves it")  # fmt: skip
+    elif opts.check:
+        raise _unpinned(name, url, opts, path, exists)
+    else:
+        git_tag = opts.git_tag if opts.git_tag is not None else DEFAULT_GIT_TAG
+
+        def resolver(runner: Runner, resolved_url: str) -> Resolved:
+            return resolve_git_tag(runner, name, resolved_url, git_tag)
+
+        folder = opts.path if opts.path is not None else f"{DEFAULT_FOLDER}/{name}"
+        try:
+            plan, resolved = write_pin(common, NewTable(name, folder, url, opts.submodules),
+                                       opts.fetch_timeout, resolver)  # fmt: skip
+        except UsageError as error:
+            if opts.git_tag is not None or not error.problem.startswith("GIT_TAG "):
+                raise
+            raise UsageError(name, f"declares no GIT_TAG, and FetchContent then checks out "
+                             f"{DEFAULT_GIT_TAG}, which {url} does not have; nothing was written",
+                             "give the declaration a GIT_TAG (a tag, a branch or a commit "
+                             "SHA)") from None  # fmt: skip
+        console.result(f"locked {name}: {described(resolved)} at {plan.dep.path}, "
+                       f"in {plan.manifest}")  # fmt: skip
+        if plan.ignore is not None:
+            console.result(f"added /{plan.dep.path}/ to {plan.ignore[0]}")
+        if not opts.no_checkout:
+            code = checkout_new(common, plan, name)
+    if opts.cmake_out is not None:
+        from qola.output.cmake_pins import write_pins  # lazy: for CMake only
+
+        raw = path.read_bytes()
+        write_pins(opts.cmake_out, manifests.load(path, common.root, allow_empty=True), raw)
+    return code
+
+
+def pinned_by(manifest: Manifest, name: str) -> Dep | None:
+    """The dependency that serves the FetchContent declaration NAME: the one whose name is
+    NAME but for case (FetchContent's names are), if any."""
+    key = fetchcontent_name(name)
+    return next((dep for dep in manifest.deps if fetchcontent_name(dep.name) == key), None)
+
+
+def _unpinned(name: str, url: str, opts: LockOptions, path: Path, exists: bool) -> UsageError:
+    """The declaration is not pinned: the error that names it and the commands that pin it."""
+    declared = f"FetchContent_Declare({name} GIT_REPOSITORY {url}"
+    if opts.git_tag is not None:
+        declared += f" GIT_TAG {opts.git_tag}"
+    where = str(path) if exists else f"{path}, which does not exist yet"
+    words = ["lock", name, url]
+    if opts.git_tag is not None:
+        words.append(opts.git_tag)
+    if opts.path is not None:
+        words += ["--path", opts.path]
+    if not opts.submodules:
+        words.append("--no-submodules")
+    command = hints.qola_command(*words, "-m", str(path))
+    tag = opts.git_tag if opts.git_tag is not None else DEFAULT_GIT_TAG
+    return UsageError(
+        name,
+        f"{declared}) is not pinned in {where}; nothing was written",
+        hints.either(
+            f"pin it at the commit GIT_TAG {tag} names now: {command}",
+            "pin every unpinned declaration at the commit its GIT_TAG names now: ",
+            hints.configure("-DQOLA_LOCK=ON"),
+            f" (it stays in the cache until set OFF); or this one alone, once: {command}",
+        ),
+    )

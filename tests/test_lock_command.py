@@ -1,0 +1,124 @@
+"""`qola lock NAME URL [GIT_TAG]`: a FetchContent declaration pinned as its GIT_TAG names it
+(real upstream repositories, the command line run in-process); what it refuses changes
+nothing on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import Upstream
+from repos import git, head, init_repo, snapshot
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    """A project root (a git repository) with no manifest yet."""
+    root = init_repo(tmp_path / "app")
+    (root / "CMakeLists.txt").write_text("project(app NONE)\n")
+    git(root, "add", "CMakeLists.txt")
+    git(root, "commit", "-q", "-m", "app")
+    return root
+
+
+def table(name: str, url: Path, commit: str, label: str = "") -> str:
+    return f'[deps.{name}]\npath = "3rdparty/{name}"\nurl = "{url}"\ncommit = "{commit}"\n{label}'
+
+
+@pytest.mark.parametrize(
+    ("git_tag", "commit", "label"),
+    [
+        ("v2.0", "lib_v2", 'tag = "v2.0"\n'),  # an annotated tag: its commit
+        ("refs/tags/v2.0", "lib_v2", 'tag = "v2.0"\n'),
+        ("main", "lib_tip", 'track = "main"\n'),  # a branch: its tip, followed
+        ("side", "lib_v3", 'track = "side"\n'),
+        ("origin/side", "lib_v3", 'track = "side"\n'),  # as git checks out in FetchContent's clone
+        ("LIB_V2", "lib_v2", 'tag = "v2.0"\n'),  # a commit SHA (upper case): the tag labels it
+        ("LIB_TIP7", "lib_tip", ""),  # abbreviated, the tip of main
+    ],
+)
+def test_lock_pins_git_tag_as_git_reads_it(app, upstream: Upstream, run_qola, git_tag, commit,
+                                           label) -> None:  # fmt: skip
+    sha = getattr(upstream, commit)
+    if git_tag == "LIB_V2":
+        git_tag = upstream.lib_v2.upper()
+    elif git_tag == "LIB_TIP7":
+        git_tag = upstream.lib_tip[:7]
+
+    result = run_qola("lock", "lib", str(upstream.lib), git_tag, cwd=app)
+
+    assert result.exit_code == 0, result.stderr
+    assert (app / "qola.toml").read_text() == table("lib", upstream.lib, sha, label)
+    assert head(app / "3rdparty" / "lib") == sha
+    assert (app / ".gitignore").read_text() == "/3rdparty/lib/\n"
+
+
+def test_lock_of_a_name_pinned_but_for_case_writes_nothing(app, upstream: Upstream,
+                                                            run_qola) -> None:  # fmt: skip
+    (app / "qola.toml").write_text(table("lib", upstream.lib, upstream.lib_v2, 'tag = "v2.0"\n'))
+    before = snapshot(app)
+
+    for extra in ((), ("--check",)):
+        result = run_qola("lock", "LIB", str(upstream.lib), "main", *extra, cwd=app)
+
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout == (f"LIB: pinned at {upstream.lib_v2[:12]} (tag v2.0) in "
+                                 f"{app / 'qola.toml'} already; `qola bump lib --to REF` moves "
+                                 "it\n")  # fmt: skip
+        assert snapshot(app) == before
+
+
+def test_lock_check_of_an_unpinned_declaration_fails_naming_it_and_the_lock_command(
+    app, upstream: Upstream, run_qola
+) -> None:
+    (app / "qola.toml").write_text(table("other", upstream.lib, upstream.lib_v2))
+    before = snapshot(app)
+
+    result = run_qola("lock", "fmt", str(upstream.lib), "v2.0", "--check", cwd=app)
+
+    assert result.exit_code == 2
+    manifest = app / "qola.toml"
+    assert result.stderr.startswith(
+        f"qola: fmt: FetchContent_Declare(fmt GIT_REPOSITORY {upstream.lib} GIT_TAG v2.0) is "
+        f"not pinned in {manifest}; nothing was written\nhint: pin it at the commit GIT_TAG "
+        "v2.0 names now: "
+    )
+    assert result.stderr.rstrip().endswith(f"lock fmt {upstream.lib} v2.0 -m {manifest}")
+    assert snapshot(app) == before
+
+
+@pytest.mark.parametrize(
+    ("git_tag", "problem", "hint"),
+    [
+        ("v2.1", "GIT_TAG v2.1 is no tag, branch or commit SHA of {url}; nothing was written",
+         "did you mean the tag v2.0? Write it in GIT_TAG"),
+        ("abcdef0", "GIT_TAG abcdef0 is an abbreviated commit SHA that no tag or branch of {url} "
+         "begins with; a remote resolves no abbreviation; nothing was written",
+         "write the commit's full SHA in GIT_TAG (`git rev-parse abcdef0` in a clone prints "
+         "it), or lock that SHA"),
+        (None, "declares no GIT_TAG, and FetchContent then checks out master, which {url} does "
+         "not have; nothing was written",
+         "give the declaration a GIT_TAG (a tag, a branch or a commit SHA)"),
+    ],
+)
+def test_lock_of_a_git_tag_the_remote_lacks_writes_nothing(
+    app, upstream: Upstream, run_qola, git_tag, problem, hint
+) -> None:
+    before = snapshot(app)
+
+    result = run_qola("lock", "lib", str(upstream.lib), *([git_tag] if git_tag else []), cwd=app)
+
+    assert result.exit_code == 2
+    assert result.stderr == f"qola: lib: {problem.format(url=upstream.lib)}\nhint: {hint}\n"
+    assert snapshot(app) == before
+
+
+def test_lock_of_a_name_no_manifest_can_hold_writes_nothing(app, upstream: Upstream,
+                                                             run_qola) -> None:  # fmt: skip
+    before = snapshot(app)
+
+    result = run_qola("lock", "boost.cmake", str(upstream.lib), "v2.0", cwd=app)
+
+    assert result.exit_code == 2
+    assert "'boost.cmake' is not a usable dependency name" in result.stderr
+    assert snapshot(app) == before
