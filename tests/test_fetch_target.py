@@ -265,6 +265,26 @@ _PROTOCOL_V0 = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.version",
                 "GIT_CONFIG_VALUE_0": "0"}  # fmt: skip
 
 
+def test_a_root_cloned_partially_fetches_from_its_own_origin(make_project, upstream, tmp_path):
+    """The root's remotes are the user's own: a root cloned without its files' contents
+    (`--filter=blob:none`, as Renovate clones), whose promisor remote is its own origin
+    that no manifest URL names, checks out, bumps and verifies. A dependency's partial
+    clone is still refused (above)."""
+    project = make_project()
+    bare = tmp_path / "project.git"
+    git(tmp_path, "clone", "-q", "--bare", str(project.root), str(bare))
+    git(bare, "config", "uploadpack.allowFilter", "true")
+    root = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{bare}", str(root))
+    assert git(root, "config", "remote.origin.promisor") == "true"
+    manifest = root / "qola.toml"
+    for args in (("checkout",), ("bump", "lib", "--to", upstream.lib_tip), ("verify",)):
+        proc = procs.run(*args, "-m", str(manifest))
+        assert proc.returncode == 0, (args, proc.stderr)
+    assert f'commit = "{upstream.lib_tip}"' in manifest.read_text()
+    assert head(root / "3rdparty" / "lib") == upstream.lib_tip
+
+
 def test_a_second_url_of_origin_never_gets_the_search_for_a_commit(
     pinned_by_qola, upstream, listener, private_tmp, tmp_path
 ):

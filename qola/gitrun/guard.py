@@ -92,12 +92,14 @@ class Guard:
             overrides.refusal(entries, repo.gitdir, _work_tree_top(repo, cwd), str(cwd), here)
             url = fetchtarget.target(args, entries, user) if number == 0 and role.fetches else None
             fetchtarget.refusal(entries, user, url, str(cwd), here, lfs)
-            if online and self.sources:
+            # The root's remotes are the user's own: a root cloned partially (as Renovate
+            # clones, --filter=blob:none) fetches its missing files from its own origin.
+            if online and self.sources and not gitfiles.is_project_root(repo.common):
                 fetchtarget.promisor_refusal(entries, user, self.sources, str(cwd))
-                if lfs and number == 0 and not gitfiles.is_project_root(repo.common):
+                if lfs and number == 0:
                     # git-lfs runs where git writes files: in the repository git runs in
                     # (qola's git never recurses; it runs in each nested one itself, once
-                    # their URLs are known). The root's remotes are the user's own.
+                    # their URLs are known).
                     fetchtarget.lfs_refusal(entries, user, self.sources, str(cwd))
             local += entries
         return _environment(local, online, environ=environ)
