@@ -153,6 +153,59 @@ def verify(
     sys.exit(verifying.verify(common, options))
 
 
+@cli.command(
+    epilog=EXIT_CODES.replace(
+        "the tree does not match the manifest",
+        "the tree does not match the manifest (qola verify fails): nothing\n       "
+        "written, unless --allow-drift",
+    ).replace(
+        "bad command line or invalid manifest",
+        "bad command line or invalid manifest, or the format's library\n       "
+        "(qola's sbom extra) is not installed",
+    )
+)
+@common_options()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["cyclonedx", "spdx"]),
+    default="cyclonedx",
+    show_default=True,
+    help="CycloneDX 1.6 JSON or SPDX 2.3 JSON.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Write the document to FILE (default: stdout).",
+)
+@click.option(
+    "--manifest-only",
+    is_flag=True,
+    help="From the manifest and the root's gitlinks alone (no dependency checked out): "
+    "the dependencies' licenses and nested submodules are then not known.",
+)
+@click.option(
+    "--allow-drift",
+    is_flag=True,
+    help="Write the document even when qola verify fails, each difference recorded in it.",
+)
+@handle_errors
+def sbom(
+    common: Common, fmt: str, out: Path | None, manifest_only: bool, allow_drift: bool
+) -> None:
+    """A bill of materials of the pins: the root, every dependency and nested submodule
+    (commit, tag, URL without credentials, package URL, license where its tree declares
+    one), the patches on top, as CycloneDX or SPDX JSON. Offline; the same tree gives
+    the same bytes. Needs qola's sbom extra (the formats' own libraries)."""
+    from qola.commands import sbom as making  # lazy: each command loads its own
+
+    opts = making.SbomOptions(fmt, out, manifest_only, allow_drift)
+    sys.exit(making.sbom_command(common, opts))
+
+
 @cli.command(epilog=EXIT_CODES)
 @common_options()
 @format_option("text", "json")

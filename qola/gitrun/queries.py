@@ -181,6 +181,22 @@ def blob_at(runner: Runner, repo: Path, rev: str, path: str) -> str | None:
     return out.stdout if out.status == 0 else None
 
 
+def top_files(runner: Runner, repo: Path, rev: str) -> dict[str, int] | None:
+    """{name: size in bytes} of the regular files at the top of rev's tree (no link, no
+    folder, no submodule); None when the repository lacks rev."""
+    out = runner.run(repo, "ls-tree", "-z", "-l", "--end-of-options", f"{rev}^{{tree}}",
+                     check=False)  # fmt: skip
+    if out.status != 0:
+        return None
+    found = {}
+    for record in out.stdout.split("\0"):
+        meta, _, name = record.partition("\t")
+        fields = meta.split()
+        if len(fields) == 4 and fields[0] in ("100644", "100755") and fields[3].isdigit():
+            found[name] = int(fields[3])
+    return found
+
+
 def tree_gitlink(runner: Runner, repo: Path, rev: str, path: str) -> str | None:
     """The commit rev's tree records at path when it is a submodule (a gitlink)."""
     out = runner.run(repo, "--literal-pathspecs", "ls-tree", "-z", "--end-of-options", rev, "--",

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path, PurePosixPath
 
 from qola.base.errors import ManifestError
+from qola.base.urls import SCHEME as SCHEME
+from qola.base.urls import SCP_LIKE as SCP_LIKE
 from qola.repo import configfile, gitfiles, gitpaths
 from qola.repo.trail import cannot_prove, exists, saw_file
-
-SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-
-
-SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?[^/:\s]+:(?!//)")
 
 
 def named_git_dir(folder: str) -> bool:

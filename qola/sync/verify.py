@@ -67,6 +67,7 @@ class DepReport:
     problems: tuple[Problem, ...]
     submodules: tuple[SubmoduleState, ...] = ()
     seconds: float = field(default=0.0, compare=False)  # how long checking it took (JUnit)
+    own: Series | None = None  # its own patch series, split at its pin's nested submodules
 
     @property
     def ok(self) -> bool:
@@ -197,7 +198,7 @@ def _check_one(
     if state.gitdir is None:
         _missing_problems(dep, state, problems)
         return DepReport(dep, where, None, tuple(problems))
-    head, at_target = _commit_problems(runner, dep, state, problems)
+    head, at_target, own = _commit_problems(runner, dep, state, problems)
     problems.extend(label_problems(runner, dep, state.worktree))
     submodules = _submodule_problems(runner, dep, state, state.gitdir, head, at_target, problems)
     if not any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
@@ -205,7 +206,7 @@ def _check_one(
         # ("cannot chdir", "not a git repository"), and its problem fails the dependency.
         patched = frozenset(s.path for top in submodules for s in top.walk() if s.patched)
         problems.extend(_local_changes(runner, dep, state, strict, patched))
-    return DepReport(dep, where, head, tuple(problems), submodules)
+    return DepReport(dep, where, head, tuple(problems), submodules, own=own)
 
 
 def _missing_problems(dep: Dep, state: DepState, problems: list[Problem]) -> None:
@@ -225,9 +226,9 @@ def _missing_problems(dep: Dep, state: DepState, problems: list[Problem]) -> Non
 
 def _commit_problems(
     runner: Runner, dep: Dep, state: DepState, problems: list[Problem]
-) -> tuple[str | None, bool]:
-    """(HEAD, whether it is where the pin and its patches put it); a commit that is not,
-    first in problems."""
+) -> tuple[str | None, bool, Series | None]:
+    """(HEAD, whether it is where the pin and its patches put it, the dependency's own
+    series); a commit that is not, first in problems."""
     head = state.head or head_sha(runner, state.worktree)
     # The split by nested submodule read with git where no record of it was found.
     top = own_series(runner, dep, state.series, state.worktree, state.gitdir, False)[0]
@@ -251,7 +252,7 @@ def _commit_problems(
                 f"the pin is {dep.commit[:12]}{series}{why}",
             ),
         )
-    return head, at_target
+    return head, at_target, top
 
 
 def label_problems(runner: Runner, dep: Dep, worktree: Path) -> list[Problem]:
