@@ -650,3 +650,171 @@ def test_the_hint_names_the_requirements_of_the_sbom_extra():
     ]
     assert sorted(REQUIREMENTS.values()) == sorted(extras["sbom"])
     assert set(extras["sbom"]) <= {re.sub(r"\[[^\]]*\]", "", r) for r in extras["test"]}
+
+
+# -- the rules, one by one
+
+
+APACHE_2 = "Apache License\n  Version 2.0, January 2004\n  http://www.apache.org/licenses/\n"
+GPL_3 = "          GNU GENERAL PUBLIC LICENSE\n             Version 3, 29 June 2007\n"
+MIT_BODY = "Copyright (c) 2024 Someone\n\nPermission is hereby granted, free of charge, to any\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Copyright 2024 AMD\n\nSPDX-License-Identifier: MIT\n", "MIT"),
+        ("/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */\n",
+         "Apache-2.0 WITH LLVM-exception"),
+        ("<!-- SPDX-License-Identifier: MIT OR Apache-2.0 -->\n", "MIT OR Apache-2.0"),
+        ("SPDX-License-Identifier: MIT\nSPDX-License-Identifier: MIT\n", "MIT"),
+        ("SPDX-License-Identifier: MIT\nbundled: SPDX-License-Identifier: BSD-3-Clause\n", None),
+        ("MIT License\n\n" + MIT_BODY, "MIT"),
+        ("The MIT License (MIT)\r\n\r\n" + MIT_BODY, "MIT"),
+        ("\n\n" + APACHE_2, "Apache-2.0"),
+        ("BSD 3-Clause License\n\nCopyright (c) 2024\n", "BSD-3-Clause"),
+        ("Boost Software License - Version 1.0 - August 17th, 2003\n", "BSL-1.0"),
+        ("Apache License\n\nTERMS AND CONDITIONS\n", None),  # which version: not said
+        (GPL_3, None),  # GPL-3.0-only or -or-later: the license text does not say
+        (MIT_BODY, None),  # an MIT text without its title: resembling is not declaring
+        ("BSD-3-Clause\n\nCopyright (c) 2024\n", "BSD-3-Clause"),  # an SPDX id, alone
+        ("BSD-3-Clause and more\n", None),
+        ("", None),
+    ],
+)
+def test_what_one_license_file_declares(text: str, found: str | None) -> None:
+    from qola.base.licenses import in_text
+
+    assert in_text(text, frozenset({"MIT", "BSD-3-Clause"})) == found
+
+
+@pytest.mark.parametrize(
+    ("files", "found"),
+    [
+        ({"LICENSE": "MIT License\n", "COPYING.txt": "SPDX-License-Identifier: MIT\n"}, "MIT"),
+        ({"LICENSE-MIT": "MIT License\n", "LICENSE-APACHE": APACHE_2}, None),  # which? both?
+        ({"LICENSE": "MIT License\n", "COPYING": MIT_BODY}, None),  # one says nothing
+        ({"License.md": "MIT License\n", "README": "SPDX-License-Identifier: GPL-2.0\n"}, "MIT"),
+        ({"README": "SPDX-License-Identifier: MIT\n"}, None),  # no license file
+        ({}, None),
+    ],
+)
+def test_what_the_license_files_declare_together(files: dict[str, str], found: str | None) -> None:
+    from qola.base.licenses import declared
+
+    assert declared(files) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("SPDX-License-Identifier: mit\n", "MIT"),  # as the SPDX license list spells it
+        ("SPDX-License-Identifier: GPL-2.0+\n", "GPL-2.0-or-later"),
+        ("SPDX-License-Identifier: Foo-1.0\n", None),  # no SPDX license
+        ("SPDX-License-Identifier: LicenseRef-mine\n", None),  # no text for it in a document
+        ("SPDX-License-Identifier: MIT AND (\n", None),
+    ],
+)
+def test_a_declared_expression_is_taken_only_as_the_spdx_license_list_knows_it(
+    text: str, found: str | None
+) -> None:
+    from qola.output.sbom_common import license_expression
+
+    assert license_expression((("LICENSE", text),)) == found
+
+
+@pytest.mark.parametrize(
+    ("url", "stripped", "uri"),
+    [
+        (f"https://{TOKEN}@github.com/ROCm/aiter.git", "https://github.com/ROCm/aiter.git", None),
+        (f"https://oauth2:{TOKEN}@gitlab.com/g/r.git", "https://gitlab.com/g/r.git", None),
+        (f"http://h.example.org/r.git?private_token={TOKEN}", "http://h.example.org/r.git", None),
+        (f"git://u:{TOKEN}@h.example.org/r", "git://h.example.org/r", None),
+        (f"ssh://git:{TOKEN}@h.example.org:2222/r.git", "ssh://git@h.example.org:2222/r.git", None),
+        ("ssh://git@h.example.org/r.git", "ssh://git@h.example.org/r.git", None),
+        ("git@github.com:ROCm/aiter.git", "git@github.com:ROCm/aiter.git",
+         "ssh://git@github.com/ROCm/aiter.git"),
+        (f"me:{TOKEN}@h.example.org:r.git", "me@h.example.org:r.git",
+         "ssh://me@h.example.org/r.git"),
+        ("/srv/git/my lib", "/srv/git/my lib", "file:///srv/git/my%20lib"),
+        ("file:///srv/git/lib", "file:///srv/git/lib", None),
+    ],
+)
+def test_what_a_url_keeps_in_a_document(url: str, stripped: str, uri: str | None) -> None:
+    from qola.base.urls import as_uri, without_credentials
+
+    assert without_credentials(url) == stripped
+    assert as_uri(url) == (uri or stripped)
+
+
+def test_a_root_in_no_repository_needs_source_date_epoch_for_spdx(run_qola, tmp_path):
+    """Nothing dates the SPDX document then (CycloneDX needs no date): exit 2 and what to
+    set; with it set, the document is written."""
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "qola.toml").write_text(
+        f'[deps.lib]\npath = "3rdparty/lib"\nurl = "https://github.com/a/lib.git"\n'
+        f'commit = "{"a" * 40}"\n'
+    )
+    project = Te(root)
+
+    refused = sbom(run_qola, project, "--manifest-only", "--format", "spdx")
+    dated = sbom(run_qola, project, "--manifest-only", "--format", "spdx",
+                 env={"SOURCE_DATE_EPOCH": "0"})  # fmt: skip
+    cyclonedx = sbom(run_qola, project, "--manifest-only")
+
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        "qola: sbom: an SPDX document must say when it was made, and the root is in no git "
+        "repository, so no root commit dates it\n"
+        "hint: set SOURCE_DATE_EPOCH (seconds since 1970) to the date it should carry\n"
+    )
+    assert dated.exit_code == 0
+    assert json.loads(dated.stdout)["creationInfo"]["created"] == "1970-01-01T00:00:00Z"
+    assert spdx_problems(dated.stdout, tmp_path) == []
+    assert cyclonedx.exit_code == 0
+    assert cyclonedx_problems(cyclonedx.stdout) == []
+    root_component = json.loads(cyclonedx.stdout)["metadata"]["component"]
+    assert (root_component["name"], root_component["purl"]) == ("plain", "pkg:generic/plain")
+
+
+def test_the_release_recipe_writes_both_documents(te, upstreams, tmp_path):
+    """docs/sbom.md's job, run as written in a clone of the project (submodules left
+    alone): but for the two pip lines (the network; the qola under test is on PATH, with
+    the libraries) and the upload."""
+    import re
+
+    import yaml
+    from shell import qola_env, run_shell
+    from test_ci_recipes import INSTALL
+
+    from qola.output.sbom import REQUIREMENTS
+
+    text = (HERE.parent / "docs" / "sbom.md").read_text()
+    found = re.search(r"<!-- tested-recipe: github-actions-sbom -->\n```yaml\n(.*?)```", text, re.S)
+    assert found
+    [job] = yaml.safe_load(found[1])["jobs"].values()
+    extra = "pip install " + " ".join(f"'{r}'" for r in REQUIREMENTS.values())
+    workspace = tmp_path / "workspace"
+    env = {**qola_env(tmp_path / "tools"), "GIT_CONFIG_GLOBAL": str(upstreams.gitconfig)}
+    ran = []
+    for step in job["steps"]:
+        uses = step.get("uses", "")
+        if uses.startswith("actions/checkout@"):
+            assert step["with"]["submodules"] is False
+            git(tmp_path, "clone", "-q", "--no-recurse-submodules", str(te.root), str(workspace))
+        elif uses.startswith("actions/upload-artifact@"):
+            assert step["with"]["path"] == "sbom.*.json"
+        elif uses.startswith("actions/setup-python@") or step["run"] == INSTALL:
+            continue  # the tests' interpreter, and the qola under test on PATH
+        elif step["run"].startswith("pip install "):
+            assert step["run"] == extra  # exactly the sbom extra
+        else:
+            proc = run_shell(step["run"], workspace, env)
+            assert proc.returncode == 0, (step["run"], proc.stderr)
+            ran.append(step["run"])
+    assert ran == ["qola checkout", "qola sbom --format cyclonedx -o sbom.cdx.json",
+                   "qola sbom --format spdx -o sbom.spdx.json"]  # fmt: skip
+    assert cyclonedx_problems((workspace / "sbom.cdx.json").read_text()) == []
+    assert spdx_problems((workspace / "sbom.spdx.json").read_text(), tmp_path) == []
+    assert CK_REF in components(json.loads((workspace / "sbom.cdx.json").read_text()))

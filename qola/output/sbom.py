@@ -1,6 +1,7 @@
 """A bill of materials of the pins, in CycloneDX 1.6 or SPDX 2.3 JSON, made with each
-format's own library (qola's `sbom` extra): this module holds what both formats say alike
-(package URLs, licenses, identifiers); sbom_cyclonedx and sbom_spdx build the documents.
+format's own library (qola's `sbom` extra): whether the library is there, and the document
+with its identifier derived from its content. sbom_cyclonedx and sbom_spdx build each
+format's document, from what sbom_common says alike.
 
 What each document says and why: docs/sbom.md."""
 
@@ -12,16 +13,15 @@ import re
 import sys
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from qola.base import licenses, safetext, urls
+from qola.base import safetext
 from qola.base.errors import UsageError
+from qola.output.sbom_common import Options as Options
 
 if TYPE_CHECKING:
-    from qola.sync.inventory import Component, Inventory
+    from qola.sync.inventory import Inventory
 
-FORMATS = ("cyclonedx", "spdx")
 # What qola's `sbom` extra holds (pyproject.toml), by the module each format imports.
 REQUIREMENTS = {
     "cyclonedx": "cyclonedx-python-lib>=8.0",
@@ -29,8 +29,6 @@ REQUIREMENTS = {
     "packageurl": "packageurl-python>=0.11.1",
 }
 _NEEDS = {"cyclonedx": ("cyclonedx", "packageurl"), "spdx": ("spdx_tools", "packageurl")}
-# A GitHub or GitLab URL's own purl type; any other host is named by a generic purl.
-_HOSTS = {"github.com": "github", "www.github.com": "github", "gitlab.com": "gitlab"}
 _NIL = uuid.UUID(int=0)
 # A UUID of no document: the namespace of the UUIDs qola derives from a document's content.
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "qola:sbom")
@@ -38,14 +36,6 @@ _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "qola:sbom")
 
 class MissingPackagesError(UsageError):
     """A format's library is not installed (or cannot be imported) in qola's Python."""
-
-
-@dataclass(frozen=True)
-class Options:
-    """What a document is made with beyond the inventory."""
-
-    time: int | None  # the document's date (SOURCE_DATE_EPOCH, else the root commit's)
-    version: str  # qola's
 
 
 Builder = Callable[["Inventory", Options, uuid.UUID], str]
@@ -105,86 +95,3 @@ def install_command(requirements: list[str], upgrade: bool = False) -> str:
 def _listed(items: list[str]) -> str:
     names = [re.split(r"[<>=!~\[ ]", item, maxsplit=1)[0] for item in items]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def purl(component: Component) -> str:
-    """The package URL of component at its commit: pkg:github/OWNER/NAME@SHA for a
-    github.com URL, pkg:gitlab/GROUP[/SUBGROUP...]/NAME@SHA for a gitlab.com one, else
-    pkg:generic/NAME@SHA with vcs_url=git+URL@SHA (no vcs_url when the URL is not known)."""
-    from packageurl import PackageURL
-
-    url, commit = component.url, component.commit
-    if url is not None:
-        host, path = urls.place(url)
-        kind = _HOSTS.get(host)
-        parts = path.removesuffix(".git").split("/")
-        if kind == "github" and len(parts) == 2 and all(parts):
-            return str(PackageURL(kind, parts[0], parts[1], commit).to_string())
-        if kind == "gitlab" and len(parts) >= 2 and all(parts):
-            return str(PackageURL(kind, "/".join(parts[:-1]), parts[-1], commit).to_string())
-    qualifiers = {"vcs_url": vcs_location(url, commit)} if url and commit else None
-    return str(PackageURL("generic", None, component.name, commit, qualifiers).to_string())
-
-
-def vcs_location(url: str, commit: str) -> str:
-    """Where commit is, as SPDX spells a download location: git+URL@SHA."""
-    return f"git+{urls.as_uri(url)}@{commit}"
-
-
-def license_expression(files: tuple[tuple[str, str], ...] | None) -> str | None:
-    """The SPDX expression the license files declare (docs/sbom.md, "Licenses"), as the
-    SPDX license list spells it; None for NOASSERTION."""
-    if not files:
-        return None
-    from license_expression import ExpressionError, get_spdx_licensing
-
-    licensing = get_spdx_licensing()
-    known = frozenset(symbol.key for symbol in licensing.known_symbols.values())
-    found = licenses.declared(dict(files), known)
-    if found is None:
-        return None
-    try:
-        parsed = licensing.parse(found, validate=True, strict=True)
-    except ExpressionError:
-        return None
-    if parsed is None or not all(s.key in known for s in licensing.license_symbols(parsed)):
-        return None
-    return str(parsed.render())
-
-
-class Ids:
-    """Identifiers unique within one document, each made of the text it names: the same
-    components in the same order get the same identifiers."""
-
-    def __init__(self, allowed: str, prefix: str) -> None:
-        self._not_allowed = re.compile(f"[^{allowed}]")
-        self._prefix = prefix
-        self._given: dict[str, str] = {}
-        self._taken: set[str] = set()
-
-    def __call__(self, key: str) -> str:
-        given = self._given.get(key)
-        if given is not None:
-            return given
-        base = self._prefix + (self._not_allowed.sub("-", key) or "-")
-        found, n = base, 1
-        while found in self._taken:
-            n += 1
-            found = f"{base}-{n}"
-        self._taken.add(found)
-        self._given[key] = found
-        return found
-
-
-def finding_lines(component: Component) -> list[tuple[bool, str]]:
-    """What verify said of component: (failure, "kind: message"), in its order."""
-    return [(f.failure, f"{f.kind}: {f.message}") for f in component.findings]
-
-
-def nested_unknown(component: Component, inventory: Inventory) -> str | None:
-    """Why component's nested submodules are not known (None: they are)."""
-    if component.children is not None:
-        return None
-    if inventory.manifest_only:
-        return "not read: --manifest-only reads no dependency's folder"
-    return "not read: the tree does not hold them as pinned (see the drift recorded)"

@@ -33,7 +33,7 @@ from cyclonedx.spdx import is_supported_id
 from packageurl import PackageURL
 
 from qola.base import urls
-from qola.output import sbom
+from qola.output import sbom_common as sbom
 
 if TYPE_CHECKING:
     import uuid

@@ -33,7 +33,7 @@ from spdx_tools.spdx.validation.uri_validators import validate_download_location
 from spdx_tools.spdx.writer.json.json_writer import write_document_to_stream
 
 from qola.base.errors import UsageError
-from qola.output import sbom
+from qola.output import sbom_common as sbom
 
 if TYPE_CHECKING:
     import uuid
@@ -179,8 +179,9 @@ def document(inventory: facts.Inventory, options: sbom.Options, serial: uuid.UUI
     name = inventory.root.name
     read = ("the manifest and the root's gitlinks alone (--manifest-only): no dependency's "
             "folder was read" if inventory.manifest_only else "the tree")  # fmt: skip
-    verdict = ("qola verify found it matches the manifest" if inventory.ok else
-               "qola verify found it does not match the manifest (--allow-drift): each "
+    checked = "qola verify --manifest-only" if inventory.manifest_only else "qola verify"
+    verdict = (f"{checked} found it matches the manifest" if inventory.ok else
+               f"{checked} found it does not match the manifest (--allow-drift): each "
                "difference is an annotation of its package")  # fmt: skip
     info = CreationInfo(
         "SPDX-2.3", "SPDXRef-DOCUMENT", name,
