@@ -818,3 +818,88 @@ def test_the_release_recipe_writes_both_documents(te, upstreams, tmp_path):
     assert cyclonedx_problems((workspace / "sbom.cdx.json").read_text()) == []
     assert spdx_problems((workspace / "sbom.spdx.json").read_text(), tmp_path) == []
     assert CK_REF in components(json.loads((workspace / "sbom.cdx.json").read_text()))
+
+
+def test_drift_in_a_nested_submodule_is_recorded_on_it(run_qola, te, upstreams, tmp_path):
+    moved = commit_file(te.aiter / CK, "include/x.hpp", "int x = 9;\n")
+
+    cyclonedx = sbom(run_qola, te, "--allow-drift")
+    spdx = sbom(run_qola, te, "--allow-drift", "--format", "spdx")
+
+    assert cyclonedx_problems(cyclonedx.stdout) == []
+    assert spdx_problems(spdx.stdout, tmp_path) == []
+    found = components(json.loads(cyclonedx.stdout))
+    said = (f"submodule: {CK} is at {moved[:12]}, the pinned commit records "
+            f"{upstreams.ck_pin[:12]}")  # fmt: skip
+    assert ("qola:drift", said) in properties(found[CK_REF])
+    assert not [p for p in properties(found[AITER]) if p[0] == "qola:drift"]
+    assert found[CK_REF]["version"] == upstreams.ck_pin  # the pin, not what is there
+    packages = by_name(json.loads(spdx.stdout))
+    [annotation] = packages["SPDXRef-Package-3rdparty-aiter-3rdparty-composable-kernel"][
+        "annotations"
+    ]
+    assert annotation["comment"] == f"qola verify: the tree differs: {said}"
+
+
+def test_a_dependency_not_checked_out_is_drift_with_its_nested_submodules_not_known(
+    run_qola, te, tmp_path
+):
+    clone = Te(tmp_path / "clone")
+    git(tmp_path, "clone", "-q", str(te.root), str(clone.root))
+
+    res = sbom(run_qola, clone, "--allow-drift")
+
+    assert res.exit_code == 0, res.stderr
+    assert cyclonedx_problems(res.stdout) == []
+    bom = json.loads(res.stdout)
+    aiter = components(bom)[AITER]
+    assert ("qola:drift", "missing: 3rdparty/aiter does not exist") in properties(aiter)
+    assert ("qola:nested-submodules",
+            "not read: the tree does not hold them as pinned (see the drift recorded)") in (
+        properties(aiter)
+    )  # fmt: skip
+    assert AITER not in graph(bom)  # not known, as with --manifest-only
+
+
+def test_a_patch_that_is_not_utf8_is_written_base64(run_qola, upstreams, tmp_path):
+    te = make_te(tmp_path / "te", upstreams, {PATCH: upstreams.patch}, checkout=False)
+    latin1 = b"Subject: [PATCH] caf\xe9\n\ndiff --git a/aiter.py b/aiter.py\n"
+    (te.root / "patches/aiter/0002-cafe.patch").write_bytes(latin1)
+    git(te.root, "add", ".")
+    git(te.root, "commit", "-q", "-m", "a latin-1 patch")
+
+    cyclonedx = sbom(run_qola, te, "--manifest-only")
+    spdx = sbom(run_qola, te, "--manifest-only", "--format", "spdx")
+
+    assert cyclonedx_problems(cyclonedx.stdout) == []
+    assert spdx_problems(spdx.stdout, tmp_path) == []
+    patches = components(json.loads(cyclonedx.stdout))[AITER]["pedigree"]["patches"]
+    text = {p["diff"]["url"]: p["diff"]["text"] for p in patches}
+    import base64
+
+    assert text["patches/aiter/0002-cafe.patch"] == {
+        "content": base64.b64encode(latin1).decode(), "contentType": "text/x-diff",
+        "encoding": "base64",
+    }  # fmt: skip
+
+
+def test_an_abbreviated_legacy_pin_is_refused_from_the_manifest(run_qola, te, upstreams):
+    """TransformerEngine's own form, `[qola] aiter_commit`, with a short SHA: what
+    `verify --manifest-only` fails, sbom --manifest-only refuses, or records."""
+    te.manifest.write_text(f'[qola]\naiter_commit = "{upstreams.pin[:10]}"\n'
+                           'patches_dir = "patches/aiter"\n')  # fmt: skip
+
+    refused = sbom(run_qola, te, "--manifest-only")
+    recorded = sbom(run_qola, te, "--manifest-only", "--allow-drift")
+
+    assert refused.exit_code == 1
+    assert (f"  aiter: abbreviated: the pin '{upstreams.pin[:10]}' is abbreviated; write the full "
+            "40-hex SHA in its place\n") in refused.stderr  # fmt: skip
+    assert recorded.exit_code == 0
+    assert cyclonedx_problems(recorded.stdout) == []
+    aiter = components(json.loads(recorded.stdout))[AITER]
+    assert aiter["version"] == upstreams.pin[:10]
+    # Without --manifest-only the pin is expanded from the checkout, and the tree passes.
+    full = sbom(run_qola, te)
+    assert full.exit_code == 0, full.stderr
+    assert components(json.loads(full.stdout))[AITER]["version"] == upstreams.pin
