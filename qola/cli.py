@@ -203,7 +203,7 @@ def sbom(
     from qola.commands import sbom as making  # lazy: each command loads its own
 
     opts = making.SbomOptions(fmt, out, manifest_only, allow_drift)
-    sys.exit(making.sbom_command(common, opts))
+    sys.exit(making.sbom(common, opts))
 
 
 @cli.command(epilog=EXIT_CODES)

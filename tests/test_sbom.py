@@ -765,8 +765,8 @@ def test_a_root_in_no_repository_needs_source_date_epoch_for_spdx(run_qola, tmp_
 
     assert refused.exit_code == 2
     assert refused.stderr == (
-        "qola: sbom: an SPDX document must say when it was made, and the root is in no git "
-        "repository, so no root commit dates it\n"
+        "qola: sbom: an SPDX document must say when it was made, and the root has no commit to "
+        "date it by (it is in no git repository, or its branch has no commit yet)\n"
         "hint: set SOURCE_DATE_EPOCH (seconds since 1970) to the date it should carry\n"
     )
     assert dated.exit_code == 0

@@ -11,7 +11,7 @@ from qola import __version__
 from qola.base import console, safetext
 from qola.base.errors import MismatchError, UsageError
 from qola.commands.session import Common, session
-from qola.output import sbom
+from qola.output import sbom as documents
 from qola.repo import store
 from qola.sync import inventory, verify_index
 from qola.sync.verify import Report
@@ -27,11 +27,11 @@ class SbomOptions(NamedTuple):
     allow_drift: bool
 
 
-def sbom_command(common: Common, opts: SbomOptions) -> int:
+def sbom(common: Common, opts: SbomOptions) -> int:
     """Write the document (to opts.out, else stdout); 1 when verify fails on the tree and
     drift is not allowed (nothing written), else 0."""
     when = _source_date_epoch(os.environ.get("SOURCE_DATE_EPOCH"))
-    build = sbom.builder(opts.fmt)  # before anything is read: the libraries are there
+    build = documents.builder(opts.fmt)  # before anything is read: the libraries are there
     with session(common, resolve_pins=not opts.manifest_only, offline=True) as sess:
         if opts.manifest_only:
             report = verify_index.check(sess.manifest, sess.deps, sess.runner)
@@ -43,8 +43,8 @@ def sbom_command(common: Common, opts: SbomOptions) -> int:
                                 "drift in the document: add --allow-drift")  # fmt: skip
         read = inventory.from_manifest if opts.manifest_only else inventory.from_tree
         found = read(sess.manifest, report, sess.runner)
-        options = sbom.Options(when if when is not None else found.time, __version__)
-        text = sbom.render(found, build, options)
+        options = documents.Options(when if when is not None else found.time, __version__)
+        text = documents.render(found, build, options)
     if opts.out is None:
         console.result(text, end="")
     else:

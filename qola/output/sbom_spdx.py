@@ -169,8 +169,8 @@ def document(inventory: facts.Inventory, options: sbom.Options, serial: uuid.UUI
     if options.time is None:
         raise UsageError(
             "sbom",
-            "an SPDX document must say when it was made, and the root is in no git "
-            "repository, so no root commit dates it",
+            "an SPDX document must say when it was made, and the root has no commit to date "
+            "it by (it is in no git repository, or its branch has no commit yet)",
             "set SOURCE_DATE_EPOCH (seconds since 1970) to the date it should carry",
         )
     created = datetime.fromtimestamp(options.time, timezone.utc).replace(tzinfo=None)
