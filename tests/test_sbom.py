@@ -903,3 +903,33 @@ def test_an_abbreviated_legacy_pin_is_refused_from_the_manifest(run_qola, te, up
     full = sbom(run_qola, te)
     assert full.exit_code == 0, full.stderr
     assert components(json.loads(full.stdout))[AITER]["version"] == upstreams.pin
+
+
+def test_submodules_nested_two_deep_with_a_relative_url(run_qola, deep, tmp_path):
+    """top records mid and other; mid records deep by ../deep: each a component inside
+    its parent, the graph as deep, deep's URL resolved against mid's."""
+    from superprojects import fresh_clone
+
+    root = fresh_clone(deep, tmp_path / "root")
+    assert run_qola("checkout", "-q", "-m", str(root / "qola.toml")).exit_code == 0
+    project = Te(root)
+
+    cyclonedx = sbom(run_qola, project)
+    spdx = sbom(run_qola, project, "--format", "spdx")
+
+    assert cyclonedx_problems(cyclonedx.stdout) == []
+    assert spdx_problems(spdx.stdout, tmp_path) == []
+    bom = json.loads(cyclonedx.stdout)
+    top, mid, other = ("component:3rdparty/top", "component:3rdparty/top/extern/mid",
+                       "component:3rdparty/top/extern/other")  # fmt: skip
+    low = "component:3rdparty/top/extern/mid/extern/deep"
+    assert graph(bom) == {"root": [top], top: [mid, other], mid: [low], low: [], other: []}
+    found = components(bom)
+    assert [c["bom-ref"] for c in found[mid]["components"]] == [low]
+    assert found[low]["version"] == deep.deep_v1
+    assert found[low]["externalReferences"] == [{"type": "vcs", "url": f"file://{deep.deep}"}]
+    assert found[low]["name"] == "deep"
+    document = json.loads(spdx.stdout)
+    ids = {p["name"]: p["SPDXID"] for p in document["packages"]}
+    assert (ids["mid"], "DEPENDS_ON", ids["deep"]) in relations(document)
+    assert (ids["top"], "DEPENDS_ON", ids["other"]) in relations(document)
