@@ -302,6 +302,8 @@ function(_qola_exit_meaning out status)
   elseif(status EQUAL 4)
     string(CONCAT text "refused: local work would be lost, or a folder is not a repository "
       "git accepts; nothing was changed")
+  elseif(status EQUAL 5)
+    set(text "the Python running qola lacks a package qola needs; nothing was changed")
   elseif(status EQUAL 129)
     set(text "hung up (SIGHUP)")
   elseif(status EQUAL 130)
