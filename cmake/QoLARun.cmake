@@ -149,10 +149,16 @@ function(_qola_source_tree out)
   endif()
 endfunction()
 
-# What the probe runs: the Python version, whether pip may install for it, the packages
-# qola needs that it lacks (qola/base/requirements.py; exit 5), then qola's command line
-# imported (a traceback when that fails).
-set(_QOLA_PROBE [=[
+# Runs the probe on python, in the environment qola would run in (a source tree on
+# PYTHONPATH), and sets <prefix>_status in the caller's scope: ok, old (a Python before
+# 3.10), missing (it lacks packages qola needs: <prefix>_missing, of <prefix>_needed, as
+# requirements) or import (qola does not import: <prefix>_output says why); and
+# <prefix>_version, <prefix>_managed (1: the system's, EXTERNALLY-MANAGED).
+function(_qola_probe prefix python)
+  # What the probe runs: the Python version, whether pip may install for it, the packages
+  # qola needs that it lacks (qola/base/requirements.py; exit 5), then qola's command line
+  # imported (a traceback when that fails).
+  set(probe [=[
 import os, sys, sysconfig
 stdlib = sysconfig.get_path("stdlib") or ""
 managed = sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED"))
@@ -172,13 +178,8 @@ else:
         sys.exit(5)
 import qola.cli
 ]=])
-
-# Runs the probe on python, in the environment qola would run in (a source tree on
-# PYTHONPATH), and sets <prefix>_status in the caller's scope: ok, old (a Python before
-# 3.10), missing (it lacks packages qola needs: <prefix>_missing, of <prefix>_needed, as
-# requirements) or import (qola does not import: <prefix>_output says why); and
-# <prefix>_version, <prefix>_managed (1: the system's, EXTERNALLY-MANAGED).
-function(_qola_probe prefix python)
+  # (Set here, not beside the functions: this file is read inside whichever function first
+  # needs it, so a variable it sets lives in that function's scope alone.)
   _qola_source_tree(tree)
   set(saved "")
   if(NOT tree STREQUAL "")
@@ -190,7 +191,7 @@ function(_qola_probe prefix python)
   endif()
   file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
   execute_process(
-    COMMAND "${python}" -c "${_QOLA_PROBE}"
+    COMMAND "${python}" -c "${probe}"
     WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
     RESULT_VARIABLE status
     OUTPUT_VARIABLE stdout

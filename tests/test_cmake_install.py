@@ -473,3 +473,49 @@ def test_an_interpreter_that_cannot_run_qola_is_passed_over_for_one_that_can(
         f"{without_gitpython} (Python_EXECUTABLE): GitPython is not installed for it; "
         "-DQOLA_PYTHON=... chooses another)"
     ) in flat(proc.stdout)
+
+
+def test_an_installation_without_gitpython_is_named_with_what_it_lacks(
+    tmp_path: Path, upstream: Upstream, wheel: Installed, no_qola_on_path: tuple[Path, Path]
+) -> None:
+    """qola's wheel installed with --no-deps, GitPython never installed: the installation's
+    own interpreter is the one named, with the package and the line; before anything moves."""
+    links = dependency_links(tmp_path / "packages", leave_out=("git", "gitdb", "smmap"))
+    python = make_venv(tmp_path / "venv", links, with_pip=True)
+    [built] = (wheel.prefix.parent / "dist").glob("qola-*.whl")
+    pip(python, "install", "--no-deps", str(built))
+    installed = Installed(tmp_path / "venv", wheel.source)
+    path_front, _ = no_qola_on_path
+    project = make_project(tmp_path, upstream, FOUND, path_front)
+    before = snapshot(project.src)
+
+    # The prefix (`qola cmake-dir` would stop as the configure does, exit 5).
+    proc = project.configure(f"-DCMAKE_PREFIX_PATH={installed.prefix}", check=False)
+
+    assert proc.returncode == 1
+    message = flat(proc.stderr)
+    assert (f"qola: {installed.python} cannot run qola: GitPython is not installed for it "
+            f"(qola needs {_names([r for _, r in needed()])}).") in message  # fmt: skip
+    lines = [line.strip() for line in proc.stderr.splitlines()]
+    assert f'"{installed.python}" -m pip install "GitPython>=3.1.30"' in lines
+    assert "qola-venv" not in message  # qola is installed: only the package is missing
+    assert snapshot(project.src) == before
+
+
+def test_a_python_older_than_qola_supports_is_named_as_such(
+    tmp_path: Path, upstream: Upstream, no_qola_on_path: tuple[Path, Path]
+) -> None:
+    """An interpreter that answers the question as a Python 3.9 does (the first lines it
+    prints, and exit 5)."""
+    old = tmp_path / "python3.9"
+    old.write_text('#!/bin/sh\necho "version 3.9"\necho "managed 0"\nexit 5\n')
+    old.chmod(0o755)
+    path_front, _ = no_qola_on_path
+    project = make_project(tmp_path, upstream, INCLUDED, path_front)
+    before = snapshot(project.src)
+
+    proc = project.configure(f"-DQOLA_PYTHON={old}", check=False)
+
+    assert proc.returncode == 1
+    assert f"qola: {old} is Python 3.9, and qola needs Python 3.10 or newer." in flat(proc.stderr)
+    assert snapshot(project.src) == before

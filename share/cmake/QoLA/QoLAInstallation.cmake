@@ -46,9 +46,15 @@ function(_qola_locate_installation)
   set(site "")
   set(error "")
   get_filename_component(prefix "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../../.." ABSOLUTE)
-  file(GLOB infos LIST_DIRECTORIES true
-    "${prefix}/lib*/python*/site-packages/qola-*.dist-info"
-    "${prefix}/lib*/python*/dist-packages/qola-*.dist-info")
+  # lib/ first: a virtual environment's lib64 is a link to it.
+  foreach(lib IN ITEMS lib lib64)
+    file(GLOB infos LIST_DIRECTORIES true
+      "${prefix}/${lib}/python*/site-packages/qola-*.dist-info"
+      "${prefix}/${lib}/python*/dist-packages/qola-*.dist-info")
+    if(NOT infos STREQUAL "")
+      break()
+    endif()
+  endforeach()
   if(CMAKE_VERSION VERSION_LESS 3.21)
     set(error "QoLA.cmake needs CMake 3.21 or newer; this is CMake ${CMAKE_VERSION}")
   elseif(infos STREQUAL "")
