@@ -168,6 +168,14 @@ def make_project(tmp_path: Path, upstream: Upstream, text: str, path_front: Path
     return Project(src, tmp_path / "build", _pypi_cmake(version), env)
 
 
+def without_other_qolas(env: dict[str, str]) -> dict[str, str]:
+    """env with no PATH entry that leads find_package to a qola (the tests' own venv may
+    be one): what the test installed is all there is."""
+    path = [entry for entry in env["PATH"].split(os.pathsep)
+            if not (Path(entry).parent / "share" / "cmake" / "QoLA").exists()]  # fmt: skip
+    return env | {"PATH": os.pathsep.join(path)}
+
+
 def python_line(installed: Installed) -> str:
     return (f"-- qola: Python {installed.python} (the interpreter of the installation that "
             f"provided {installed.share}; -DQOLA_PYTHON=... chooses another)")  # fmt: skip
@@ -227,6 +235,27 @@ def test_an_editable_install_runs_its_own_python_with_the_venv_inactive(
     assert log_lines(log) == starts
 
 
+def test_an_editable_install_whose_checkout_moved_says_so_where_find_package_looks(
+    tmp_path: Path, upstream: Upstream, no_qola_on_path: tuple[Path, Path]
+) -> None:
+    installed = _install(tmp_path / "install", editable=True)
+    installed.source.rename(tmp_path / "elsewhere")
+    path_front, _ = no_qola_on_path
+    project = make_project(tmp_path, upstream, FOUND, path_front)
+    project.env = installed.activated(without_other_qolas(project.env))
+    before = snapshot(project.src)
+
+    proc = project.configure(check=False)
+
+    assert proc.returncode == 1
+    message = flat(proc.stderr)
+    assert f"{installed.share}/QoLAConfig.cmake, version: unknown (" in message
+    assert "is an editable install of file://" in message
+    assert ("which holds no cmake/QoLA.cmake (a checkout moved or deleted?): install qola "
+            "again)") in message  # fmt: skip
+    assert snapshot(project.src) == before
+
+
 # --- find_package() with no CMAKE_PREFIX_PATH -----------------------------------
 
 
@@ -255,11 +284,7 @@ def test_without_the_venv_find_package_fails_and_qola_dir_of_qola_cmake_dir_find
     to what `qola cmake-dir` prints."""
     path_front, _ = no_qola_on_path
     project = make_project(tmp_path, upstream, FOUND, path_front)
-    # No PATH entry leads to a qola (the tests' own venv may be one).
-    project.env["PATH"] = os.pathsep.join(
-        entry for entry in project.env["PATH"].split(os.pathsep)
-        if not (Path(entry).parent / "share" / "cmake" / "QoLA").exists()
-    )  # fmt: skip
+    project.env = without_other_qolas(project.env)
 
     failed = project.configure(check=False)
 
@@ -282,10 +307,7 @@ def test_a_project_can_say_in_its_own_words_how_to_find_qola(
     snippet = text.split("in its own words:\n\n```cmake\n", 1)[1].split("```", 1)[0]
     project = make_project(tmp_path, upstream, FOUND.replace(
         "find_package(QoLA 0.1 CONFIG REQUIRED)\n", snippet), path_front)  # fmt: skip
-    project.env["PATH"] = os.pathsep.join(
-        entry for entry in project.env["PATH"].split(os.pathsep)
-        if not (Path(entry).parent / "share" / "cmake" / "QoLA").exists()
-    )  # fmt: skip
+    project.env = without_other_qolas(project.env)
 
     proc = project.configure(check=False)
 
