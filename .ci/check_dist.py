@@ -5,7 +5,8 @@
 The sdist must hold every tracked file (the tests, docs/ and manifests/ included, so
 that the test suite passes from an unpacked sdist) and nothing else but what the
 build generates; the wheel must hold the package, the CMake module as qola/cmake/,
-and the LICENSE. Run from the top of a git checkout; exits 1 listing every problem.
+share/cmake/QoLA/ as the data files pip installs in <prefix>/share/cmake/QoLA/, and
+the LICENSE. Run from the top of a git checkout; exits 1 listing every problem.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pathlib import Path
 
 # What building an sdist adds to the tracked files.
 SDIST_GENERATED = re.compile(r"PKG-INFO|setup\.cfg|qola\.egg-info/.+")
+# The files pip installs as <prefix>/share/cmake/QoLA/ (the wheel's .data/data/ folder).
+SHARE = "share/cmake/QoLA/"
 
 
 def tracked() -> set[str]:
@@ -45,12 +48,17 @@ def sdist_problems(sdist: Path, files: set[str]) -> list[str]:
 
 
 def wheel_problems(wheel: Path, files: set[str], release: str) -> list[str]:
-    """The package and the CMake module exactly, and the LICENSE, in the wheel."""
+    """The package, the CMake module and the files of <prefix>/share/cmake/QoLA/ exactly,
+    and the LICENSE, in the wheel."""
     with zipfile.ZipFile(wheel) as whl:
         held = set(whl.namelist())
     dist_info = f"qola-{release}.dist-info/"
     package = {n for n in files if n.startswith("qola/")}
-    package |= {"qola/cmake/" + n.removeprefix("cmake/") for n in files if n.startswith("cmake/")}
+    for name in files:
+        if name.startswith(SHARE):
+            package.add(f"qola-{release}.data/data/share/cmake/QoLA/" + name.removeprefix(SHARE))
+        elif name.startswith("cmake/"):
+            package.add("qola/cmake/" + name.removeprefix("cmake/"))
     shipped = {n for n in held if not n.startswith(dist_info)}
     problems = [f"{wheel.name} lacks {name}" for name in sorted(package - shipped)]
     problems += [f"{wheel.name} holds {name}, not a file of the package" for name in sorted(shipped - package)]
@@ -74,7 +82,8 @@ def main(dist: Path) -> int:
         print(f"check_dist: {problem}", file=sys.stderr)
     if not problems:
         print(f"check_dist: {sdists[0].name} holds the {len(files)} tracked files; "
-              f"{wheels[0].name} holds the package, its CMake module and the LICENSE")  # fmt: skip
+              f"{wheels[0].name} holds the package, its CMake module, share/cmake/QoLA/ "
+              "and the LICENSE")  # fmt: skip
     return 1 if problems else 0
 
 

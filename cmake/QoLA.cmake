@@ -11,7 +11,7 @@ qola checkout of your own, or fetched by CMake:
 
 .. code-block:: cmake
 
-  # an installed qola, with CMAKE_PREFIX_PATH=$(qola cmake-dir):
+  # an installed qola: its virtual environment active, or CMAKE_PREFIX_PATH=$(qola cmake-dir)
   find_package(QoLA 0.1 CONFIG REQUIRED)
   # or a qola checkout (a submodule, say):
   include(third_party/qola/cmake/QoLA.cmake)
@@ -26,7 +26,7 @@ qola checkout of your own, or fetched by CMake:
 From a qola checkout or a fetched one, the module runs that checkout's own
 Python package (it puts the checkout on ``PYTHONPATH`` for qola alone): the
 interpreter needs only qola's dependencies (click, GitPython, tomli-w), and
-configure says how to install them when it lacks one.
+configure names the one it lacks and the line that installs it.
 
 Commands
 ^^^^^^^^
@@ -110,13 +110,15 @@ Each takes its first value from the environment variable of the same name.
 
 .. variable:: QOLA_PYTHON
 
-  The Python interpreter that runs qola. When empty, the first of: the
-  interpreter of the installation that provided this module (the one whose
-  ``site-packages`` holds it: a virtual environment that need not be
-  active), ``Python_EXECUTABLE``, ``Python3_EXECUTABLE``, the active virtual
+  The Python interpreter that runs qola. When empty: the interpreter of the
+  installation that provided this module (the one whose ``site-packages``
+  holds it, or whose ``<prefix>/share/cmake/QoLA/`` loaded it: a virtual
+  environment that need not be active); else the first that can run qola of
+  ``Python_EXECUTABLE``, ``Python3_EXECUTABLE``, the active virtual
   environment's (``VIRTUAL_ENV``, then ``CONDA_PREFIX``), and the one
   ``find_package(Python3 COMPONENTS Interpreter)`` finds. The choice is made
-  once and kept in the cache; configure says which it took.
+  once and kept in the cache; configure says which it took, and which it
+  passed over and why.
 
 .. variable:: QOLA_SAFE_DIRECTORY
 
@@ -196,6 +198,10 @@ set(_QOLA_RESULTS_FORMAT 2 CACHE INTERNAL "qola: the results format QoLA.cmake r
 set(_QOLA_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE INTERNAL "qola: QoLA.cmake's folder")
 set(_QOLA_RESULTS_FORMAT 2)
 set(_QOLA_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+# The site-packages folder of the installation whose <prefix>/share/cmake/QoLA/ loaded
+# this module (share/cmake/QoLA/QoLAInstallation.cmake), whose interpreter runs qola.
+set(_QOLA_INSTALLED_SITE "${_QOLA_FORWARDED_SITE}" CACHE INTERNAL
+  "qola: the site-packages folder of the installation that provided the module")
 
 # This file holds what every configure runs; what only a run of qola needs (finding
 # Python, running it, explaining failures) is in QoLARun.cmake, read only then.
@@ -249,7 +255,8 @@ endmacro()
 function(_qola_python out quiet)
   if(NOT "${QOLA_PYTHON}" STREQUAL "")
     set(${out} "${QOLA_PYTHON}" PARENT_SCOPE)
-  elseif("${_QOLA_PYTHON_INPUTS}" STREQUAL "${_QOLA_MODULE_DIR}|${Python_EXECUTABLE}|${Python3_EXECUTABLE}"
+  elseif("${_QOLA_PYTHON_INPUTS}" STREQUAL
+      "${_QOLA_MODULE_DIR}|${_QOLA_INSTALLED_SITE}|${Python_EXECUTABLE}|${Python3_EXECUTABLE}"
       AND EXISTS "${_QOLA_PYTHON_FOUND}")
     set(${out} "${_QOLA_PYTHON_FOUND}" PARENT_SCOPE)
   else()

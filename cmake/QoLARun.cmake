@@ -11,12 +11,27 @@ cmake_policy(VERSION 3.21)
 
 # --- which Python -------------------------------------------------------------
 
-# The interpreter of the installation this module came with: the one whose
-# site-packages holds it (<prefix>/lib/pythonX.Y/site-packages/qola/cmake), in a
-# virtual environment or not, active or not. Empty for a qola source tree.
+# The site-packages folder of the installation that provided this module: the one
+# that holds it (<site>/qola/cmake), or the one whose <prefix>/share/cmake/QoLA/ loaded
+# it (the checkout of an editable install, say); empty for a qola source tree of no
+# installation, or a copy of the module.
+function(_qola_installation_site out)
+  set(site "${_QOLA_INSTALLED_SITE}")
+  if(site STREQUAL "" AND _QOLA_MODULE_DIR MATCHES "^(.+)/qola/cmake$")
+    set(site "${CMAKE_MATCH_1}")
+  endif()
+  if(NOT site MATCHES "/lib(64)?/python[0-9.]*/(site|dist)-packages$")
+    set(site "")
+  endif()
+  set(${out} "${site}" PARENT_SCOPE)
+endfunction()
+
+# The interpreter of the installation that provided this module (_qola_installation_site),
+# in a virtual environment or not, active or not; "" when there is none.
 function(_qola_installation_python out)
   set(found "")
-  if(_QOLA_MODULE_DIR MATCHES "^(.+)/lib(64)?/python([0-9.]+)/(site|dist)-packages/qola/cmake$")
+  _qola_installation_site(site)
+  if(site MATCHES "^(.+)/lib(64)?/python([0-9.]*)/(site|dist)-packages$")
     set(prefix "${CMAKE_MATCH_1}")
     set(version "${CMAKE_MATCH_3}")
     set(candidates "")
@@ -41,37 +56,83 @@ endfunction()
 
 # Finds the interpreter for an empty QOLA_PYTHON and keeps it in the cache with what
 # it was found from, so that the next configures start no interpreter to find it again.
+# The installation's interpreter is taken as it is (its qola is the module's); from
+# the other candidates, the first that can run qola (_qola_probe).
 function(_qola_find_python out quiet)
-  set(inputs "${_QOLA_MODULE_DIR}|${Python_EXECUTABLE}|${Python3_EXECUTABLE}")
   _qola_installation_python(python)
   if(NOT python STREQUAL "")
-    set(how "the interpreter of the installation that provided ${_QOLA_MODULE_DIR}")
-  elseif(NOT "${Python_EXECUTABLE}" STREQUAL "")
-    set(python "${Python_EXECUTABLE}")
-    set(how "Python_EXECUTABLE")
-  elseif(NOT "${Python3_EXECUTABLE}" STREQUAL "")
-    set(python "${Python3_EXECUTABLE}")
-    set(how "Python3_EXECUTABLE")
-  elseif(NOT "$ENV{VIRTUAL_ENV}" STREQUAL "" AND EXISTS "$ENV{VIRTUAL_ENV}/bin/python")
-    set(python "$ENV{VIRTUAL_ENV}/bin/python")
-    set(how "the active virtual environment, VIRTUAL_ENV")
-  elseif(NOT "$ENV{CONDA_PREFIX}" STREQUAL "" AND EXISTS "$ENV{CONDA_PREFIX}/bin/python")
-    set(python "$ENV{CONDA_PREFIX}/bin/python")
-    set(how "the active conda environment, CONDA_PREFIX")
-  else()
-    find_package(Python3 COMPONENTS Interpreter QUIET)
-    if(NOT Python3_Interpreter_FOUND)
-      message(FATAL_ERROR
-        "qola: no Python interpreter found to run qola.\n"
-        "Tell CMake which one has qola installed:\n"
-        "    cmake -DQOLA_PYTHON=/path/to/python \"${CMAKE_BINARY_DIR}\"")
+    _qola_installation_site(site)
+    if("${_QOLA_INSTALLED_SITE}" STREQUAL "")
+      set(how "the interpreter of the installation that provided ${_QOLA_MODULE_DIR}")
+    else()
+      string(REGEX REPLACE "/lib(64)?/python[0-9.]*/(site|dist)-packages$" "" prefix "${site}")
+      set(how "the interpreter of the installation that provided ${prefix}/share/cmake/QoLA")
     endif()
-    set(python "${Python3_EXECUTABLE}")
-    set(how "find_package(Python3)")
+  else()
+    set(seen "")
+    set(failures "")
+    foreach(kind IN ITEMS Python_EXECUTABLE Python3_EXECUTABLE VIRTUAL_ENV CONDA_PREFIX Python3)
+      set(candidate "")
+      if(kind MATCHES "^Python3?_EXECUTABLE$")
+        set(candidate "${${kind}}")
+        set(how "${kind}")
+      elseif(kind STREQUAL "VIRTUAL_ENV" AND EXISTS "$ENV{VIRTUAL_ENV}/bin/python"
+          AND NOT "$ENV{VIRTUAL_ENV}" STREQUAL "")
+        set(candidate "$ENV{VIRTUAL_ENV}/bin/python")
+        set(how "the active virtual environment, VIRTUAL_ENV")
+      elseif(kind STREQUAL "CONDA_PREFIX" AND EXISTS "$ENV{CONDA_PREFIX}/bin/python"
+          AND NOT "$ENV{CONDA_PREFIX}" STREQUAL "")
+        set(candidate "$ENV{CONDA_PREFIX}/bin/python")
+        set(how "the active conda environment, CONDA_PREFIX")
+      elseif(kind STREQUAL "Python3")
+        find_package(Python3 COMPONENTS Interpreter QUIET)
+        if(Python3_Interpreter_FOUND)
+          set(candidate "${Python3_EXECUTABLE}")
+          set(how "find_package(Python3)")
+        endif()
+      endif()
+      if(candidate STREQUAL "" OR candidate IN_LIST seen)
+        continue()
+      endif()
+      list(APPEND seen "${candidate}")
+      _qola_probe(probe "${candidate}")
+      if(probe_status STREQUAL "ok")
+        set(python "${candidate}")
+        break()
+      endif()
+      if(failures STREQUAL "")
+        set(first "${candidate}")
+        foreach(field IN ITEMS status version managed missing needed output)
+          set(first_${field} "${probe_${field}}")
+        endforeach()
+      endif()
+      _qola_probe_said(said probe)
+      string(APPEND failures "    ${candidate} (${how}): ${said}\n")
+    endforeach()
+    if(python STREQUAL "")
+      if(failures STREQUAL "")
+        message(FATAL_ERROR
+          "qola: no Python interpreter found to run qola.\n"
+          "Tell CMake which one has qola installed:\n"
+          "    cmake -DQOLA_PYTHON=/path/to/python \"${CMAKE_BINARY_DIR}\"")
+      endif()
+      _qola_explain("${first}" first "${failures}")
+    endif()
+    if(NOT failures STREQUAL "")
+      string(REGEX REPLACE "\n$" "" failures "${failures}")
+      string(REPLACE "\n    " "; " failures "${failures}")
+      string(STRIP "${failures}" failures)
+      string(APPEND how "; not ${failures}")
+    endif()
+    set(_QOLA_IMPORT_CHECKED "${python}|${_QOLA_MODULE_DIR}" CACHE INTERNAL
+      "qola: interpreter known to run qola")
   endif()
   if(quiet STREQUAL "" AND NOT "${python}" STREQUAL "${_QOLA_PYTHON_FOUND}")
     message(STATUS "qola: Python ${python} (${how}; -DQOLA_PYTHON=... chooses another)")
   endif()
+  # What it was found from, as QoLA.cmake's _qola_python compares it: after the search,
+  # which may have set Python3_EXECUTABLE.
+  set(inputs "${_QOLA_MODULE_DIR}|${_QOLA_INSTALLED_SITE}|${Python_EXECUTABLE}|${Python3_EXECUTABLE}")
   set(_QOLA_PYTHON_FOUND "${python}" CACHE INTERNAL "qola: the interpreter an empty QOLA_PYTHON means")
   set(_QOLA_PYTHON_INPUTS "${inputs}" CACHE INTERNAL "qola: what _QOLA_PYTHON_FOUND was found from")
   set(${out} "${python}" PARENT_SCOPE)
@@ -88,23 +149,131 @@ function(_qola_source_tree out)
   endif()
 endfunction()
 
-# Fails with what to run when qola does not import. A success is remembered per
+# Runs the probe on python, in the environment qola would run in (a source tree on
+# PYTHONPATH), and sets <prefix>_status in the caller's scope: ok, old (a Python before
+# 3.10), missing (it lacks packages qola needs: <prefix>_missing, of <prefix>_needed, as
+# requirements) or import (qola does not import: <prefix>_output says why); and
+# <prefix>_version, <prefix>_managed (1: the system's, EXTERNALLY-MANAGED).
+function(_qola_probe prefix python)
+  # What the probe runs: the Python version, whether pip may install for it, the packages
+  # qola needs that it lacks (qola/base/requirements.py; exit 5), then qola's command line
+  # imported (a traceback when that fails).
+  set(probe [=[
+import os, sys, sysconfig
+stdlib = sysconfig.get_path("stdlib") or ""
+managed = sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED"))
+print("version %d.%d" % sys.version_info[:2])
+print("managed %d" % managed)
+if sys.version_info < (3, 10):
+    sys.exit(5)
+try:
+    from qola.base.requirements import missing, needed
+except ImportError:
+    pass
+else:
+    gone = missing()
+    print("needed " + " ".join(requirement for _, requirement in needed()))
+    if gone:
+        print("missing " + " ".join(gone))
+        sys.exit(5)
+import qola.cli
+]=])
+  # (Set here, not beside the functions: this file is read inside whichever function first
+  # needs it, so a variable it sets lives in that function's scope alone.)
+  _qola_source_tree(tree)
+  set(saved "")
+  if(NOT tree STREQUAL "")
+    set(path "${tree}")
+    if(NOT "$ENV{PYTHONPATH}" STREQUAL "")
+      string(APPEND path ":$ENV{PYTHONPATH}")
+    endif()
+    _qola_set_environment("PYTHONPATH=${path}" saved)
+  endif()
+  file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
+  execute_process(
+    COMMAND "${python}" -c "${probe}"
+    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
+    RESULT_VARIABLE status
+    OUTPUT_VARIABLE stdout
+    ERROR_VARIABLE stderr)
+  _qola_restore_environment("${saved}")
+  foreach(field IN ITEMS version managed missing needed)
+    set(${field} "")
+    if(stdout MATCHES "(^|\n)${field} ([^\n]*)")
+      string(REPLACE " " ";" ${field} "${CMAKE_MATCH_2}")
+    endif()
+  endforeach()
+  if(status EQUAL 0)
+    set(result ok)
+  elseif(status EQUAL 5 AND version VERSION_LESS 3.10 AND NOT version STREQUAL "")
+    set(result old)
+  elseif(status EQUAL 5 AND NOT missing STREQUAL "")
+    set(result missing)
+  else()
+    set(result import)
+  endif()
+  string(STRIP "${stderr}" output)
+  if(output STREQUAL "" AND status MATCHES "^[0-9]+$")
+    set(output "exit ${status}")
+  elseif(output STREQUAL "")
+    set(output "${status}") # it did not start: why
+  endif()
+  set(${prefix}_status "${result}" PARENT_SCOPE)
+  set(${prefix}_output "${output}" PARENT_SCOPE)
+  foreach(field IN ITEMS version managed missing needed)
+    set(${prefix}_${field} "${${field}}" PARENT_SCOPE)
+  endforeach()
+endfunction()
+
+# The names of requirements (`GitPython` of `GitPython>=3.1.30`), as words: "a", "a and b",
+# "a, b and c".
+function(_qola_names out requirements)
+  set(names "")
+  foreach(requirement IN LISTS requirements)
+    string(REGEX REPLACE "[<>=!~; ].*$" "" name "${requirement}")
+    list(APPEND names "${name}")
+  endforeach()
+  list(POP_BACK names last)
+  if(names STREQUAL "")
+    set(${out} "${last}" PARENT_SCOPE)
+  else()
+    list(JOIN names ", " text)
+    set(${out} "${text} and ${last}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# One line's worth of why a probe (its fields under prefix) failed.
+function(_qola_probe_said out prefix)
+  if(${prefix}_status STREQUAL "old")
+    set(said "Python ${${prefix}_version}, and qola needs 3.10 or newer")
+  elseif(${prefix}_status STREQUAL "missing")
+    _qola_names(names "${${prefix}_missing}")
+    list(LENGTH ${prefix}_missing count)
+    if(count EQUAL 1)
+      set(said "${names} is not installed for it")
+    else()
+      set(said "${names} are not installed for it")
+    endif()
+  else()
+    string(STRIP "${${prefix}_output}" said)
+    string(REGEX REPLACE "^.*\n" "" said "${said}") # a traceback's last line
+    set(said "cannot import qola (${said})")
+  endif()
+  set(${out} "${said}" PARENT_SCOPE)
+endfunction()
+
+# Fails with what to run when python cannot run qola. A success is remembered per
 # interpreter and module, so a configure pays for it once.
-function(_qola_check_import python)
+function(_qola_check_python python)
   if("${_QOLA_IMPORT_CHECKED}" STREQUAL "${python}|${_QOLA_MODULE_DIR}")
     return()
   endif()
-  execute_process(
-    COMMAND "${python}" -c "import qola.cli"
-    WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
-    RESULT_VARIABLE status
-    OUTPUT_VARIABLE output
-    ERROR_VARIABLE output)
-  if(NOT status EQUAL 0)
-    _qola_explain_import("${python}" "${output}")
+  _qola_probe(probe "${python}")
+  if(NOT probe_status STREQUAL "ok")
+    _qola_explain("${python}" probe "")
   endif()
   set(_QOLA_IMPORT_CHECKED "${python}|${_QOLA_MODULE_DIR}" CACHE INTERNAL
-    "qola: interpreter known to import qola")
+    "qola: interpreter known to run qola")
 endfunction()
 
 # A path as a double-quoted shell word a person can paste: `\`, `"`, `$` and a backquote
@@ -123,37 +292,77 @@ function(_qola_shell_word out word)
   set(${out} "${word}" PARENT_SCOPE)
 endfunction()
 
-# The FATAL_ERROR for an interpreter that cannot run qola: what to install, where,
-# or which interpreter has it.
-function(_qola_explain_import python output)
-  _qola_indent(shown "${output}")
+# The FATAL_ERROR for an interpreter that cannot run qola (its probe's fields under
+# prefix): what it lacks and the lines that install it, or which interpreter has qola.
+# tried: one line per interpreter looked at, when several were.
+function(_qola_explain python prefix tried)
   _qola_shell_quoted(build "${CMAKE_BINARY_DIR}")
   _qola_shell_quoted(run "${python}")
   _qola_source_tree(tree)
+  set(also "")
+  string(REGEX MATCHALL "\n" lines "${tried}")
+  list(LENGTH lines count)
+  if(count GREATER 1)
+    set(also "The interpreters looked at, in order:\n${tried}")
+  endif()
+  set(venv_lines "")
   if(NOT tree STREQUAL "")
-    # qola itself comes from the tree: the interpreter lacks one of its dependencies.
-    execute_process(
-      COMMAND "${python}" -c "import os, sys, sysconfig; print(int(sys.prefix == sys.base_prefix and os.path.isfile(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED'))))"
-      RESULT_VARIABLE status OUTPUT_VARIABLE managed ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
     _qola_shell_quoted(venv "${CMAKE_BINARY_DIR}/qola-venv")
     _qola_shell_quoted(venv_python "${CMAKE_BINARY_DIR}/qola-venv/bin/python")
     _qola_shell_quoted(source "${tree}")
-    string(CONCAT own
+    string(CONCAT venv_lines
       "    ${run} -m venv ${venv}\n"
       "    ${venv_python} -m pip install ${source}\n"
       "    cmake -DQOLA_PYTHON=${venv_python} ${build}\n")
-    if(managed STREQUAL "1")
+  endif()
+  if(${prefix}_status STREQUAL "old")
+    message(FATAL_ERROR
+      "qola: ${python} is Python ${${prefix}_version}, and qola needs Python 3.10 or "
+      "newer.\n${also}Set QOLA_PYTHON to one that has qola's packages (click, GitPython, "
+      "tomli-w):\n    cmake -DQOLA_PYTHON=/path/to/python3 ${build}")
+  endif()
+  if(${prefix}_status STREQUAL "missing")
+    _qola_names(lacks "${${prefix}_missing}")
+    _qola_names(needs "${${prefix}_needed}")
+    list(LENGTH ${prefix}_missing count)
+    set(it it)
+    set(is is)
+    if(count GREATER 1)
+      set(it them)
+      set(is are)
+    endif()
+    set(words "")
+    foreach(requirement IN LISTS ${prefix}_missing)
+      _qola_shell_quoted(word "${requirement}")
+      string(APPEND words " ${word}")
+    endforeach()
+    set(from "")
+    if(NOT tree STREQUAL "")
+      set(from " from ${tree}")
+    endif()
+    if(${prefix}_managed STREQUAL "1" AND NOT tree STREQUAL "")
       string(CONCAT advice "${python} is managed by the system (EXTERNALLY-MANAGED): give "
-        "qola a virtual environment of its own, once:\n${own}")
+        "qola a virtual environment of its own, once:\n${venv_lines}")
     else()
-      string(CONCAT advice "Install them for that interpreter (this installs the qola of "
-        "${tree} with them):\n    ${run} -m pip install ${source}\n"
-        "or give qola a virtual environment of its own, once:\n${own}")
+      string(CONCAT advice "Install ${it} for that interpreter:\n"
+        "    ${run} -m pip install${words}\n")
+      if(NOT tree STREQUAL "")
+        string(APPEND advice "or give qola a virtual environment of its own, once:\n"
+          "${venv_lines}")
+      endif()
     endif()
     message(FATAL_ERROR
-      "qola: ${python} cannot run qola from ${tree}, which needs its dependencies "
-      "(click, GitPython, tomli-w):\n${shown}\n${advice}"
-      "or set QOLA_PYTHON to an interpreter that has them.")
+      "qola: ${python} cannot run qola${from}: ${lacks} ${is} not installed for it "
+      "(qola needs ${needs}).\n${also}${advice}"
+      "or set QOLA_PYTHON to an interpreter that has ${it}.")
+  endif()
+  # qola itself does not import.
+  _qola_indent(shown "${${prefix}_output}")
+  if(NOT tree STREQUAL "")
+    message(FATAL_ERROR
+      "qola: ${python} cannot run qola from ${tree}:\n${shown}\n${also}"
+      "Give qola a virtual environment of its own, once:\n${venv_lines}"
+      "or set QOLA_PYTHON to an interpreter that can.")
   endif()
   set(advice "")
   _qola_installation_python(installed)
@@ -187,19 +396,22 @@ function(_qola_explain_import python output)
       "    ${run} -m pip install \"git+<qola's repository URL>\"\n")
   endif()
   message(FATAL_ERROR
-    "qola: ${python}: cannot import qola:\n${shown}\n${advice}${install}"
+    "qola: ${python}: cannot import qola:\n${shown}\n${also}${advice}${install}"
     "or set QOLA_PYTHON to an interpreter that has it.")
 endfunction()
 
 # What pip installed the qola that provided this module from (PEP 610's direct_url.json
-# beside it in site-packages): git+URL, or a file:// URL of a folder; "" when unknown.
+# in its dist-info): git+URL, or a file:// URL of a folder; "" when unknown.
 function(_qola_installed_from out)
   set(found "")
-  get_filename_component(package "${_QOLA_MODULE_DIR}" DIRECTORY)
-  get_filename_component(site "${package}" DIRECTORY)
-  file(GLOB records "${site}/qola-*.dist-info/direct_url.json")
+  _qola_installation_site(site)
+  if(NOT site STREQUAL "")
+    file(GLOB records "${site}/qola-*.dist-info/direct_url.json")
+  else()
+    set(records "")
+  endif()
   list(LENGTH records count)
-  if(count EQUAL 1 AND EXISTS "${package}/__init__.py")
+  if(count EQUAL 1)
     file(READ "${records}" record)
     string(JSON url ERROR_VARIABLE failed GET "${record}" url)
     if(failed STREQUAL "NOTFOUND" AND NOT url STREQUAL "")
@@ -302,6 +514,8 @@ function(_qola_exit_meaning out status)
   elseif(status EQUAL 4)
     string(CONCAT text "refused: local work would be lost, or a folder is not a repository "
       "git accepts; nothing was changed")
+  elseif(status EQUAL 5)
+    set(text "the Python running qola lacks a package qola needs; nothing was changed")
   elseif(status EQUAL 129)
     set(text "hung up (SIGHUP)")
   elseif(status EQUAL 130)
@@ -410,6 +624,7 @@ endfunction()
 function(_qola_run manifest results id quiet)
   file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
   list(GET ARGN 0 python)
+  _qola_check_python("${python}")
   _qola_environment(environment)
   # Tell qola it runs under CMake (its hints then speak CMake), and the build's other
   # qola_checkout() calls, whose pins it must not contradict.
@@ -417,7 +632,6 @@ function(_qola_run manifest results id quiet)
   set(settings "QOLA_CMAKE_BINARY_DIR=${CMAKE_BINARY_DIR}" "QOLA_CMAKE_CALLS=${calls}")
   _qola_set_environment("${environment};${settings}" saved)
 
-  _qola_check_import("${python}")
   set(echo ECHO_ERROR_VARIABLE)
   if(NOT quiet STREQUAL "")
     set(echo "")
@@ -455,12 +669,10 @@ function(_qola_run manifest results id quiet)
     set(_qola_stdout "${stdout}" PARENT_SCOPE)
     return()
   endif()
-  if(output MATCHES "No module named")
-    # qola (or one of its dependencies) went away since the last check.
+  if(status EQUAL 5 OR output MATCHES "No module named")
+    # qola (or a package it needs) went away since the last check: say what to install.
     set(_QOLA_IMPORT_CHECKED "" CACHE INTERNAL "")
-    _qola_set_environment("${environment}" saved)
-    _qola_check_import("${python}")
-    _qola_restore_environment("${saved}")
+    _qola_check_python("${python}")
   endif()
   _qola_exit_meaning(meaning "${status}")
   set(command "")

@@ -17,6 +17,9 @@ def main() -> None:
     from qola.noop import answer  # lazy: the no-op first, click only past it
 
     handoff = answer(sys.argv[1:])
+    from qola.base.requirements import require  # lazy: past the no-op, before click
+
+    require()
     from qola.cli import main as full  # lazy: the no-op first, click only past it
 
     full(handoff)

@@ -14,6 +14,9 @@ if __name__ == "__main__":
     from qola.noop import answer
 
     _handoff = answer(sys.argv[1:])  # what it loaded and observed, when it stepped aside
+    from qola.base.requirements import require
+
+    require()  # click and the rest, before the first import of one
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

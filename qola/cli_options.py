@@ -36,6 +36,8 @@ Exit codes:
   3    a git operation failed (network, unknown commit, patch, lock, timeout)
   4    refused: local work would be lost, or a folder is not a repository
        git accepts; nothing was changed
+  5    the Python running qola lacks a package qola needs (click, GitPython,
+       tomli-w; tomli before 3.11); nothing was changed
   129  hung up (SIGHUP)
   130  interrupted (Ctrl-C)
   143  terminated (SIGTERM)

@@ -46,10 +46,11 @@ def help_exit_codes(text: str) -> dict[int, str]:
 
 def test_help_lists_every_exit_code_qola_exits_with(run_qola):
     """143 and 129 too (a CI timeout's SIGTERM, a closed terminal's SIGHUP:
-    tests/test_crash.py), and exit 4's second cause: a folder in the way that is not a
-    repository git accepts (tests/test_broken_repositories.py)."""
+    tests/test_crash.py), exit 4's second cause: a folder in the way that is not a
+    repository git accepts (tests/test_broken_repositories.py), and exit 5, a Python that
+    lacks a package qola needs (tests/test_requirements.py)."""
     codes = help_exit_codes(run_qola("--help").stdout)
-    assert sorted(codes) == [0, 1, 2, 3, 4, 129, 130, 143]
+    assert sorted(codes) == [0, 1, 2, 3, 4, 5, 129, 130, 143]
     assert codes[4] == (
         "refused: local work would be lost, or a folder is not a repository git accepts; "
         "nothing was changed"
@@ -145,7 +146,8 @@ def test_demo_refuses_non_empty_folder(tmp_path, run_qola):
 
 def test_a_python_without_gitpython_is_named_not_git(behind_pin):
     """The configure's QOLA_PYTHON (or a PYTHONPATH checkout) is a Python qola was never
-    installed in: the error names that Python and GitPython, not a missing git."""
+    installed in: the error names that Python and GitPython, not a missing git, and exits
+    5, not 2 (a manifest or command line that is fine)."""
     before = snapshot(behind_pin.root)
     code = (
         "import sys, runpy\n"
@@ -155,9 +157,12 @@ def test_a_python_without_gitpython_is_named_not_git(behind_pin):
     )
     proc = subprocess.run([sys.executable, "-c", code, str(behind_pin.manifest)],
                           capture_output=True, text=True, check=False)  # fmt: skip
-    assert proc.returncode == 2, proc.stderr
-    said = f"qola: git: GitPython is not installed in the Python running qola ({sys.executable})"
-    assert said in proc.stderr
-    assert "hint: install qola into that Python (pip install <qola>)" in proc.stderr
+    assert proc.returncode == 5, proc.stderr
+    said = (f"qola: {sys.executable}: cannot run qola: GitPython is not installed for this "
+            "Python\n")  # fmt: skip
+    assert proc.stderr.startswith(said)
+    assert f"hint: install it: {sys.executable} -m pip install 'GitPython>=3.1.30'" in proc.stderr
     assert "install git 2.32" not in proc.stderr
     assert snapshot(behind_pin.root) == before
+
+

@@ -22,6 +22,7 @@ from conftest import Upstream
 from repos import git, head
 
 import qola
+from qola.base.requirements import needed
 from qola.output.cmake_results import cmake_dir
 from qola.repo import store
 
@@ -539,15 +540,19 @@ def test_interpreter_without_qolas_dependencies_fails_with_exact_pip_command(
     proc = consumer.configure(check=False)
 
     # The module of a qola checkout runs that checkout's package: only the
-    # dependencies can be missing, and installing the checkout brings them.
+    # dependencies can be missing; each is named, with the line that installs them, or a
+    # virtual environment with the checkout installed, which brings them.
     assert proc.returncode != 0
     message = flat(proc.stderr)
-    assert f"qola: {bare_python} cannot run qola from {REPO}, which needs its dependencies" in (
+    needs = [requirement for _, requirement in needed()]
+    names = [r.partition(">")[0] for r in needs]
+    names = ", ".join(names[:-1]) + " and " + names[-1]
+    assert f"qola: {bare_python} cannot run qola from {REPO}: {names} are not installed" in (
         message
     )
-    assert "ModuleNotFoundError: No module named 'click'" in proc.stderr
     lines = [line.strip() for line in proc.stderr.splitlines()]
-    assert f'"{bare_python}" -m pip install "{REPO}"' in lines
+    assert f'"{bare_python}" -m pip install ' + " ".join(f'"{r}"' for r in needs) in lines
+    assert f'"{consumer.build}/qola-venv/bin/python" -m pip install "{REPO}"' in lines
     assert f'cmake -DQOLA_PYTHON="{consumer.build}/qola-venv/bin/python" "{consumer.build}"' in (
         lines
     )

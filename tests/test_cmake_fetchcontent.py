@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 from conftest import Upstream
-from repos import git, head
+from repos import git, head, snapshot
 from test_cmake import GENERATORS, REPO, _pypi_cmake, flat, manifest_text
+from test_requirements import words
+
+from qola.base.requirements import needed
 
 PROJECT = """\
 cmake_minimum_required(VERSION 3.21)
@@ -108,19 +111,24 @@ def test_fetchcontent_with_an_interpreter_lacking_qolas_dependencies_says_what_t
     python = bare / "bin" / "python"
     src = make_project(tmp_path, upstream, qola_repository)
 
+    before = snapshot(src)
+
     proc = configure(_pypi_cmake("newest"), src, "Ninja", python)
 
     assert proc.returncode != 0
     fetched = tmp_path / "build" / "_deps" / "qola-src"
     message = flat(proc.stderr)
-    assert f"qola: {python} cannot run qola from {fetched}, which needs its dependencies" in (
-        message
-    )
-    assert "No module named 'click'" in message
+    needs = [requirement for _, requirement in needed()]
+    names = words([requirement.partition(">")[0] for requirement in needs])
+    assert (
+        f"qola: {python} cannot run qola from {fetched}: {names} are not installed for it "
+        f"(qola needs {names})."
+    ) in message
     lines = [line.strip() for line in proc.stderr.splitlines()]
-    assert f'"{python}" -m pip install "{fetched}"' in lines
+    assert f'"{python}" -m pip install ' + " ".join(f'"{r}"' for r in needs) in lines
     venv_python = tmp_path / "build" / "qola-venv" / "bin" / "python"
     assert f'"{python}" -m venv "{venv_python.parent.parent}"' in lines
     assert f'"{venv_python}" -m pip install "{fetched}"' in lines
     assert f'cmake -DQOLA_PYTHON="{venv_python}" "{tmp_path / "build"}"' in lines
-    assert not (src / "3rdparty").exists()
+    assert "install git" not in message and "exit 2" not in message
+    assert snapshot(src) == before

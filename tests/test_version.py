@@ -46,7 +46,9 @@ def configure(tmp_path: Path, prefix: Path, request: str) -> subprocess.Complete
     (src / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.21)\n"
         "project(versions LANGUAGES NONE)\n"
-        f"find_package(QoLA {request} CONFIG)\n"
+        # That prefix alone: not the qola of the tests' own environment, whose bin/ on PATH
+        # leads find_package to its share/cmake/QoLA/, nor a system-wide one.
+        f"find_package(QoLA {request} CONFIG NO_SYSTEM_ENVIRONMENT_PATH NO_CMAKE_SYSTEM_PATH)\n"
         'message(STATUS "QoLA found: ${QoLA_FOUND} version: ${QoLA_VERSION}")\n'
     )
     return subprocess.run(

@@ -11,6 +11,7 @@ EXIT_MISMATCH = 1
 EXIT_USAGE = 2
 EXIT_GIT = 3
 EXIT_REFUSED = 4
+EXIT_INSTALL = 5
 EXIT_INTERRUPTED = 130
 
 
@@ -63,3 +64,9 @@ class MismatchError(QolaError):
     """The tree does not match the manifest."""
 
     exit_code = EXIT_MISMATCH
+
+
+class InstallError(QolaError):
+    """The Python running qola lacks a package qola needs; nothing was changed."""
+
+    exit_code = EXIT_INSTALL

@@ -9,7 +9,9 @@ direct_url.json), and otherwise a placeholder for qola's repository URL.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 PLACEHOLDER = "git+<qola's repository URL>"
@@ -24,25 +26,43 @@ def checkout() -> Path | None:
     return None
 
 
-def installed_from() -> str | None:
-    """What pip installed this qola from: `git+URL` or a folder; None when unknown."""
+def _record() -> tuple[Any, dict[str, Any]] | None:
+    """The installed distribution this very package belongs to (another qola, an editable
+    install say, may be first on the path), and pip's record of where it came from (PEP 610's
+    direct_url.json, {} when there is none); None when this package is no installation's."""
     try:
         from importlib.metadata import PackageNotFoundError, distribution
 
         found = distribution("qola")
-        # Only the record of the installation this very package belongs to (another
-        # qola, an editable install say, may be first on the path).
-        here = Path(__file__).resolve().parents[1] / "__init__.py"
-        if Path(str(found.locate_file("qola/__init__.py"))).resolve() != here:
-            return None
         text = found.read_text("direct_url.json")
     except (ImportError, PackageNotFoundError, OSError):
         return None
     try:
-        record = json.loads(text or "")
+        record = json.loads(text or "{}")
     except ValueError:
+        record = {}
+    if not isinstance(record, dict):
+        record = {}
+    here = Path(__file__).resolve().parents[1]  # qola/
+    if Path(str(found.locate_file("qola/__init__.py"))).resolve() == here / "__init__.py":
+        return found, record
+    # An editable install: the package is the checkout pip recorded.
+    url = record.get("url")
+    editable = isinstance(record.get("dir_info"), dict) and record["dir_info"].get("editable")
+    if editable and isinstance(url, str) and url.startswith("file://"):
+        tree = Path(unquote(urlparse(url).path))
+        if tree.is_dir() and tree.resolve() == here.parent:
+            return found, record
+    return None
+
+
+def installed_from() -> str | None:
+    """What pip installed this qola from: `git+URL` or a folder; None when unknown."""
+    found = _record()
+    if found is None:
         return None
-    url = record.get("url") if isinstance(record, dict) else None
+    record = found[1]
+    url = record.get("url")
     if not isinstance(url, str) or not url:
         return None
     if isinstance(record.get("vcs_info"), dict) and record["vcs_info"].get("vcs") == "git":
@@ -50,6 +70,28 @@ def installed_from() -> str | None:
     if url.startswith("file://"):
         return unquote(urlparse(url).path)
     return url
+
+
+def share_cmake_dir() -> Path | None:
+    """<prefix>/share/cmake/QoLA/, which pip installed with this qola (an editable install
+    too): its files load this installation's module and run its interpreter, active or not.
+    None for a checkout on PYTHONPATH, or an installation without that folder."""
+    found = _record()
+    if found is None:
+        return None
+    import csv  # lazy: this command only
+
+    # The installer's RECORD (a source tree's qola.egg-info lists its own share/ folder).
+    try:
+        record = found[0].read_text("RECORD") or ""
+    except OSError:
+        return None
+    for row in csv.reader(record.splitlines()):
+        if row and row[0].endswith("/share/cmake/QoLA/QoLAConfig.cmake"):
+            path = Path(os.path.normpath(str(found[0].locate_file(row[0]))))
+            if path.is_file():
+                return path.parent
+    return None
 
 
 def upgrade_hint() -> str:

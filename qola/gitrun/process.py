@@ -14,7 +14,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from qola.base import console, hints
+from qola.base import console
 from qola.base.errors import UsageError
 
 # Variables that bind git to one repository. Hooks and IDEs leak them into the
@@ -58,18 +58,12 @@ def _git_class() -> Any:
     except ModuleNotFoundError as error:
         if error.name not in ("git", "git.cmd"):
             raise
-        # GitPython itself is missing: the Python that runs qola is not the one it was
-        # installed in (a CMake configure's QOLA_PYTHON, a PYTHONPATH checkout).
-        raise UsageError(
-            "git",
-            f"GitPython is not installed in the Python running qola ({sys.executable})",
-            hints.either(
-                "install qola into that Python (pip install <qola>), or run the qola "
-                "installed elsewhere",
-                "point the configure at the Python qola is installed in: ",
-                hints.configure("-DQOLA_PYTHON=/path/to/python"),
-            ),
-        ) from None
+        # GitPython itself is missing: the entry points check for it (base/requirements.py),
+        # so only a caller that bypassed them gets here.
+        from qola.base import requirements  # lazy: the error path only
+
+        [gitpython] = [r for module, r in requirements.needed() if module == "git"]
+        raise requirements.missing_error(sys.executable, [gitpython]) from None
     except ImportError as error:  # GitPython refuses to import when it cannot find git
         raise UsageError("git", f"cannot run git: {error}".splitlines()[0],
                          "install git 2.32 or newer and put it on PATH") from None  # fmt: skip

@@ -189,8 +189,15 @@ def configure_depends(manifest: Manifest, deps: Sequence[Result]) -> list[Path]:
 
 
 def cmake_dir() -> Path:
-    """The folder that holds QoLAConfig.cmake (source checkout: cmake/; installed: qola/cmake)."""
-    # The source layout first: a qola imported from a checkout must use that
+    """The folder that holds QoLAConfig.cmake: the <prefix>/share/cmake/QoLA/ that pip
+    installed with this qola (an editable install too), whose files name the installation's
+    interpreter to the module; else the source checkout's cmake/, else qola/cmake."""
+    from qola.base.install import share_cmake_dir  # lazy: this command only
+
+    share = share_cmake_dir()
+    if share is not None:
+        return share
+    # Then the source layout: a qola imported from a checkout must use that
     # checkout's module, even when another qola is installed in editable mode.
     candidates = [Path(__file__).resolve().parents[2] / "cmake"]
     spec = importlib.util.find_spec("qola.cmake")
