@@ -514,7 +514,7 @@ def test_a_commit_given_as_a_tag_object_is_the_commit_it_names(project, remote, 
     assert res.exit_code == 0, res.stderr
     text = (project / "qola.toml").read_text()
     assert f'commit = "{remote.up.lib_v2}"\ntag = "v2.0"\n' in text
-    assert f"the commit of tag v2.0, whose object {remote.v2_object[:12]} is" in res.stdout
+    assert f"(tag v2.0, whose object {remote.v2_object[:12]} was given) at" in res.stdout
     assert run_qola("verify", cwd=project).exit_code == 0
 
 

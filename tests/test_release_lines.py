@@ -114,7 +114,7 @@ def test_a_release_retagged_upstream_is_never_followed_unasked(
     assert run_qola("checkout", "-m", manifest).exit_code == 0
     git(url, "tag", "-f", "v3.0.1", lines.v3_5_0)  # retagged upstream
     before = snapshot(root)
-    hint = "qola bump catch --to v3.0.1"
+    hint = "qola bump catch --to v3.0.1 --allow-downgrade"
     for command in (["bump", "catch"], ["bump", "--all"], ["bump", "catch", "--dry-run"]):
         res = run_qola(*command, "-m", manifest)
         assert res.exit_code == 4, (command, res.stdout, res.stderr)
@@ -129,3 +129,37 @@ def test_a_release_retagged_upstream_is_never_followed_unasked(
     assert res.exit_code == 0, res.stdout + res.stderr
     assert f'commit = "{lines.v3_5_0}"\ntag = "v3.0.1"\n' in (root / "qola.toml").read_text()
     assert run_qola("verify", "--remote", "-m", manifest).exit_code == 0
+
+
+def test_an_untagged_pin_ahead_of_the_newest_release_stays(
+    tmp_path: Path, lines: Lines, run_qola
+) -> None:
+    url = served(tmp_path, lines)
+    ahead = git(url, "commit-tree", f"{lines.v3_5_0}^{{tree}}", "-p", lines.v3_5_0,
+                "-m", "work after 3.5.0").strip()  # fmt: skip
+    git(url, "update-ref", "refs/heads/main", ahead)
+    root = project(tmp_path, url, ahead, "")
+    (root / "qola.toml").write_text((root / "qola.toml").read_text().replace('tag = ""\n', ""))
+    git(root, "commit", "-q", "-am", "no label")
+    manifest = str(root / "qola.toml")
+    assert run_qola("checkout", "-m", manifest).exit_code == 0
+    res = run_qola("outdated", "-m", manifest)
+    assert ("catch: the pin is ahead of releases refs/tags/v*: its tip is in the pin's "
+            "history, nothing newer to move to\n") in res.stdout  # fmt: skip
+    before = snapshot(root)
+    for command in (["bump", "catch"], ["bump", "--all"]):
+        res = run_qola(*command, "-m", manifest)
+        assert res.exit_code == 0, res.stdout + res.stderr
+        assert snapshot(root) == before
+
+
+def test_a_release_pin_spelt_two_ways_counts_releases_by_its_newest_name() -> None:
+    from qola.history import releases
+
+    refs = {}
+    for minor in range(13):  # protobuf names each 3.21.x release v21.x too
+        refs[f"refs/tags/v3.21.{minor}"] = refs[f"refs/tags/v21.{minor}"] = f"{minor:040x}"
+    refs["refs/tags/v22.0"] = "f" * 40
+    assert releases.behind(refs, "refs/tags/v*", f"{12:040x}", "v3.21.12") == 1
+    llvm = {"refs/tags/llvmorg-20.1.8": "a" * 40, "refs/tags/llvmorg-21-init": "b" * 40}
+    assert releases.newest(llvm, "refs/tags/llvmorg-*") == ("llvmorg-20.1.8", "a" * 40)

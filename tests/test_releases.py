@@ -303,7 +303,10 @@ def test_verify_remote_catches_a_release_retagged_or_deleted_upstream(
         f"tag v1.1 at {served} names {tagged.rc[:12]} now, not the pin {tagged.v1_1[:12]}: "
         "it was moved (retagged) upstream; compare the two commits before trusting it ("
     )  # the rest, the commands that compare them, is run in test_verify_labels.py
-    assert message.endswith("move the pin (qola bump rel --to v1.1) only if the new one is trusted")
+    assert message.endswith(
+        "move the pin (qola bump rel --to v1.1 --allow-downgrade, as a retag may move it back) "
+        "only if the new one is trusted"
+    )
     assert snapshot(root) == before  # verify writes nothing
     git(served, "tag", "-d", "v1.1")
     res = run_qola("verify", "--remote", "-m", str(manifest))

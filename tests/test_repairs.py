@@ -102,19 +102,24 @@ def test_a_ref_name_pin_is_repaired_by_the_hint_as_printed(
     assert run_qola("checkout", cwd=root).exit_code == 0
 
 
-def test_a_remote_tracking_name_pin_is_repaired_as_the_remote_branch(tmp_path, greet, run_qola):
-    root = project(tmp_path, greet, "origin/main")
+@pytest.mark.parametrize(("written", "to"), [("origin/main", "main"), ("v1.0^{}", "v1.0")])
+def test_a_remote_tracking_name_pin_is_repaired_as_the_remote_branch(
+    tmp_path, greet, run_qola, written, to
+):
+    """origin/main is the remote's main; v1.0^{} (ls-remote's peeled line) the tag v1.0."""
+    root = project(tmp_path, greet, written)
     res = run_qola("checkout", cwd=root)
     assert res.exit_code == 2
     [command] = hint_commands(res.stderr)
-    assert command == ["bump", "greet", "--to", "main"]
+    assert command == ["bump", "greet", "--to", to]
     res = run_qola(*command, cwd=root)
     assert res.exit_code == 0, res.stderr
-    assert f'commit = "{greet.c3}"' in (root / "qola.toml").read_text()
+    sha = greet.c3 if to == "main" else greet.c2
+    assert f'commit = "{sha}"' in (root / "qola.toml").read_text()
     assert run_qola("verify", cwd=root).exit_code == 0
 
 
-@pytest.mark.parametrize("written", ["main~1", "v1.0^{}", "main@{1}", "HEAD:greet.txt"])
+@pytest.mark.parametrize("written", ["main~1", "main@{1}", "HEAD:greet.txt"])
 def test_a_revision_pin_gets_the_command_that_prints_its_sha(tmp_path, greet, run_qola, written):
     """No remote resolves main~1: the hint says how to get the SHA, and the bump it names
     takes that SHA in place of the revision."""
@@ -124,8 +129,8 @@ def test_a_revision_pin_gets_the_command_that_prints_its_sha(tmp_path, greet, ru
     assert res.exit_code == 2
     assert res.stderr.endswith(
         f"deps.greet.commit: {written!r} is a revision, not a commit SHA, and no remote "
-        f"resolves it\nhint: in a clone, `git rev-parse {shlex.quote(written)}` prints its SHA; "
-        "then: qola bump greet --to <that SHA>\n"
+        f"resolves it\nhint: in a full clone of the dependency, `git rev-parse "
+        f"{shlex.quote(written)}` prints its SHA; then: qola bump greet --to <that SHA>\n"
     )
     assert snapshot(root) == state
     if written == "main~1":

@@ -107,10 +107,13 @@ def test_offline_a_clone_tag_naming_another_commit_fails(
     [problem] = dep["problems"]
     assert (problem["kind"], problem["failure"]) == ("tag", True)
     hint = f"qola bump lib --to {lib.v1_1}"
+    clone = root / "3rdparty/lib"
     assert problem["message"] == (
         f"the clone's tag v1.0 names {lib.v1_0[:12]}, not the pin {lib.v1_1[:12]}: the label "
-        "and the pin disagree. qola verify --remote says what the tag names upstream; if the "
-        f"pin is right, {hint} relabels it"
+        "and the pin disagree. qola verify --remote says what the tag names upstream; where it "
+        f"names the pin, the clone's tag is stale (`git -C {clone} fetch -q --force --no-tags "
+        f"{lib.served} refs/tags/v1.0:refs/tags/v1.0` takes upstream's), else the label is "
+        f"wrong (`{hint}` relabels it)"
     )
     assert snapshot(root) == before  # verify writes nothing
     res = run_qola("verify", "--remote", "-m", manifest)
@@ -150,20 +153,22 @@ def test_retagged_upstream_the_compare_hint_runs_as_printed(
     [problem] = dep["problems"]
     assert problem["kind"] == "tag-moved"
     compare = (
-        f"git -C 3rdparty/lib fetch -q --no-tags {lib.served} refs/tags/v1.1 && "
-        f"git -C 3rdparty/lib log --oneline --left-right {lib.v1_1[:12]}...FETCH_HEAD"
+        f"git -C 3rdparty/lib fetch -q --no-tags --depth=1 {lib.served} refs/tags/v1.1 && "
+        f"git -C 3rdparty/lib diff --stat {lib.v1_1[:12]} FETCH_HEAD"
     )
     assert problem["message"] == (
         f"tag v1.1 at {lib.served} names {lib.tip[:12]} now, not the pin {lib.v1_1[:12]}: it "
         f"was moved (retagged) upstream; compare the two commits before trusting it ({compare}), "
-        "and move the pin (qola bump lib --to v1.1) only if the new one is trusted"
+        "and move the pin (qola bump lib --to v1.1 --allow-downgrade, as a retag may move it "
+        "back) only if the new one is trusted"
     )
     assert snapshot(root) == before
     done = subprocess.run(compare, shell=True, cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"> {lib.tip[:7]} work after 1.1\n"
+    assert done.stdout.split() == ["v.txt", "|", "2", "+-", "1", "file", "changed,", "1",
+                                   "insertion(+),", "1", "deletion(-)"]  # fmt: skip
     # Trusted: the second hint moves the pin to what the tag names now.
-    res = run_qola("bump", "lib", "--to", "v1.1", "--no-checkout")
+    res = run_qola("bump", "lib", "--to", "v1.1", "--allow-downgrade", "--no-checkout")
     assert res.exit_code == 0, res.stdout + res.stderr
     assert f'commit = "{lib.tip}"\ntag = "v1.1"\n' in (root / "qola.toml").read_text()
 
@@ -229,3 +234,20 @@ def test_bump_to_a_misspelt_tag_says_which_it_may_mean(tmp_path: Path, lib: Lib,
     hint = res.stderr.rsplit("? ", 1)[1].split()
     res = run_qola(*hint[1:], "--no-checkout", "-m", manifest)
     assert res.exit_code == 0, res.stdout + res.stderr
+
+
+def test_a_stale_clone_tag_is_refreshed_by_the_hint(tmp_path: Path, lib: Lib, run_qola) -> None:
+    """Re-pinned to a retagged release on purpose, the clone still has the old tag (a plain
+    fetch never overwrites one): the hint's fetch takes upstream's, and verify passes."""
+    root = project(tmp_path, lib, lib.v1_1, "v1.1")
+    manifest = str(root / "qola.toml")
+    assert run_qola("checkout", "-m", manifest).exit_code == 0
+    clone = root / "3rdparty/lib"
+    git(clone, "fetch", "-q", "--tags", str(lib.served))
+    git(lib.served, "tag", "-f", "v1.1", lib.tip)  # retagged, and taken deliberately
+    assert run_qola("bump", "lib", "--to", "v1.1", "-m", manifest).exit_code == 0
+    res = run_qola("verify", "-m", manifest)
+    assert res.exit_code == 1
+    stale = res.stdout.split("the clone's tag is stale (`", 1)[1].split("`", 1)[0]
+    run_hint(stale, root)
+    assert run_qola("verify", "-m", manifest).exit_code == 0

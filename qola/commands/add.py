@@ -84,7 +84,7 @@ def add(common: Common, name: str, url: str, opts: AddOptions) -> int:
 def described(resolved: Resolved) -> str:
     """`0123456789ab (tag v2.0)`: the new pin and where it came from, for people."""
     said = resolved.source
-    if resolved.tag is not None and said != f"tag {resolved.tag}":
+    if resolved.tag is not None and said.split(",")[0] != f"tag {resolved.tag}":
         said += f", tag {resolved.tag}"
     return f"{resolved.commit[:12]} ({said})"
 

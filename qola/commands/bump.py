@@ -77,7 +77,7 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
         target = bumps.resolve(sess.runner, dep, worktree, ref, offline)
         new, source = target.sha, target.ref
         move = bumps.Move(dep, dep.commit, new, ref or dep.follows.label, tag=target.tag,
-                          forward=target.forward)  # fmt: skip
+                          forward=target.forward, following=ref is None)  # fmt: skip
         if dep.commit == UNPINNED:  # no commit to count from, nor to descend from
             was = bumps.written_pin(bumps.read_manifest(sess.manifest)[1], dep)
             move = bumps.repair(sess.runner, move, worktree, source, offline, was)

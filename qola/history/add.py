@@ -134,7 +134,7 @@ def _commit(refs: Mapping[str, str], sha: str) -> Resolved:
         if value == sha and ref.startswith(_TAGS) and peeled is not None and peeled != sha:
             tag = ref[len(_TAGS) :]
             return Resolved(peeled, tag_naming(refs, peeled, prefer=tag), None,
-                            f"the commit of tag {tag}, whose object {sha[:12]} is")  # fmt: skip
+                            f"tag {tag}, whose object {sha[:12]} was given")  # fmt: skip
     return Resolved(sha, tag_naming(refs, sha), None, "commit")
 
 

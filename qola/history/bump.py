@@ -54,6 +54,7 @@ class Move:
     was: str = ""  # the pin as written when it named no commit (a ref name): a repair
     peeled: str = ""  # the commit the old pin names, where that pin is a tag object
     forward: bool = False  # to a newer release than the pin's: forward even off its history
+    following: bool = False  # to where its track points now (no --to): bump, bump --all
 
     @property
     def old_tag(self) -> str | None:
@@ -198,6 +199,8 @@ def refuse_retagged(dep: Dep, refs: Mapping[str, str], asked_for: str | None) ->
     target is chosen, and labelled afresh, so nothing is taken on the old label's word."""
     if dep.tag is None or dep.commit == UNPINNED or asked_for is not None:
         return
+    if not releases.is_pattern(dep.track) and dep.track not in (dep.tag, f"refs/tags/{dep.tag}"):
+        return  # it follows a branch: where it goes the old label has no say
     now = refs.get(f"refs/tags/{dep.tag}")
     if now is None or now == dep.commit:
         return
@@ -207,7 +210,7 @@ def refuse_retagged(dep: Dep, refs: Mapping[str, str], asked_for: str | None) ->
         "was moved (retagged) upstream, and a bump would take that unasked; nothing was "
         "changed",
         f"qola verify --remote shows how to compare the two commits; to pin what it names "
-        f"now: qola bump {dep.name} --to {dep.tag}",
+        f"now: qola bump {dep.name} --to {dep.tag} --allow-downgrade",
     )
 
 
@@ -251,6 +254,12 @@ def describe(
                                unknown=unknown if span.count is None else "")  # fmt: skip
     if move.old == move.new:
         return move
+    if (move.following and releases.is_pattern(move.dep.track) and not span.descends
+            and span.known and span.count == 0):
+        # The newest release is in the pin's history: the pin is ahead of it, and stays.
+        return dataclasses.replace(move, new=move.old, tag=move.dep.tag, count=0, log=[],
+                                   commits=[], nested=(), back=0,
+                                   ref=f"ahead of the newest release, {move.tag or move.new[:12]}")
     if not span.descends and not allow_downgrade and not move.forward:
         if span.cut:
             raise UsageError(

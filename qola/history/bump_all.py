@@ -58,7 +58,7 @@ def plan(
         worktree = manifest.root / dep.path
         target = bump.resolve(runner, dep, worktree, None, offline)
         move = bump.Move(dep, dep.commit, target.sha, dep.follows.label, tag=target.tag,
-                         forward=target.forward)  # fmt: skip
+                         forward=target.forward, following=True)  # fmt: skip
         found.append(bump.describe(runner, move, worktree, target.ref, offline, allow_downgrade))
     return found
 

@@ -5,7 +5,7 @@ version order (as `git tag --sort=v:refname`: runs of digits compare as numbers;
 from each tag's first digit, so that `v0.11.0` comes before `12.2.0`; a pre-release
 before the release it leads to: `v2.0-rc1` before `v2.0`).
 A pre-release is a tag with a word of pre-release in it (`alpha`, `beta`, `rc`, `pre`,
-`preview`, `dev`, `snapshot`, `nightly`, or PEP 440's `a`/`b`/`c` between digits:
+`preview`, `dev`, `snapshot`, `nightly`, `init`, or PEP 440's `a`/`b`/`c` between digits:
 `v1.2-rc1`, `2.0.0b1`, `prerelease-3.1.0`); a letter that ends a version is a release
 (`OpenSSL_1_1_1w`, tzdata's `2024a`, ntp's `4.2.8p17`). Pre-releases count only when the
 pattern itself names one (a letter after its first `*`: `refs/tags/v*-rc*`), and a tag
@@ -26,7 +26,8 @@ _RUNS = re.compile(r"\d+|\D+")
 # v, 1, 2, rc, 1. A word of pre-release, or a/b/c between two numbers (PEP 440's 2.0b1).
 _WORDS = re.compile(r"[^\W\d_]+|\d+")
 _PRE_WORDS = frozenset(
-    {"alpha", "beta", "rc", "cr", "pre", "prerelease", "preview", "dev", "snapshot", "nightly"}
+    {"alpha", "beta", "rc", "cr", "pre", "prerelease", "preview", "dev", "snapshot", "nightly",
+     "init"}  # LLVM's llvmorg-21-init: where the next version's development starts
 )
 
 
@@ -112,8 +113,11 @@ def behind(refs: Mapping[str, str], pattern: str, pin: str, label: str | None) -
     pinned = pinned_release(refs, pattern, pin, label)
     if pinned is None:
         return None
-    at = version_key(pinned)
-    return len({sha for tag, sha in releases(refs, pattern) if version_key(tag) > at} - {pin})
+    found = releases(refs, pattern)
+    # Where the pin stands: the newest version any of its tags says (protobuf's v3.21.12
+    # is its v21.12), so that no older commit counts as newer.
+    at = max([version_key(tag) for tag, sha in found if sha == pin] + [version_key(pinned)])
+    return len({sha for tag, sha in found if version_key(tag) > at} - {pin})
 
 
 def is_newer(tag: str, than: str | None) -> bool:

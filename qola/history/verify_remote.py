@@ -124,19 +124,21 @@ def label_moved(manifest: Manifest, dep: Dep, refs: dict[str, str]) -> Problem |
         )
     clone = manifest.root / dep.path
     compare = ""
-    if gitfiles.git_dir(clone) is not None:
+    gitdir = gitfiles.git_dir(clone)
+    if gitdir is not None:
         where = shlex.quote(os.path.relpath(clone))
+        # A clone qola made is shallow: one commit more, not the new one's whole history.
+        depth = " --depth=1" if (gitdir / "shallow").is_file() else ""
         compare = (
-            f" (git -C {where} fetch -q --no-tags {shlex.quote(dep.url)} "
-            f"{shlex.quote(ref)} && git -C {where} log --oneline --left-right "
-            f"{dep.commit[:12]}...FETCH_HEAD)"
+            f" (git -C {where} fetch -q --no-tags{depth} {shlex.quote(dep.url)} "
+            f"{shlex.quote(ref)} && git -C {where} diff --stat {dep.commit[:12]} FETCH_HEAD)"
         )
     return Problem(
         TAG_MOVED,
         f"tag {dep.tag} at {dep.url} names {now[:12]} now, not the pin {dep.commit[:12]}: "
         f"it was moved (retagged) upstream; compare the two commits before trusting it"
-        f"{compare}, and move the pin (qola bump {dep.name} --to {dep.tag}) only if the "
-        "new one is trusted",
+        f"{compare}, and move the pin (qola bump {dep.name} --to {dep.tag} "
+        "--allow-downgrade, as a retag may move it back) only if the new one is trusted",
     )
 
 

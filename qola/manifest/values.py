@@ -257,11 +257,14 @@ def commit(loader: Loader, where: str, name: str, value: str, legacy: bool) -> s
     ref = value.strip()
     if not ref:
         raise loader.fail(where, "the pin is empty, not a commit SHA", f"qola bump {name} --to REF")
-    if names.ref_name_problem(ref) is not None or any(char in ref for char in "~^:@{"):
-        # A revision git works out in a clone (main~1, v1.0^{}): no remote resolves it.
+    if ref.endswith("^{}") and names.ref_name_problem(ref[:-3]) is None:
+        ref = ref[:-3]  # a tag peeled, as ls-remote prints it: the tag's commit
+    elif names.ref_name_problem(ref) is not None or any(char in ref for char in "~^:@{"):
+        # A revision git works out in a clone (main~1): no remote resolves it.
         problem = f"{ref!r} is a revision, not a commit SHA, and no remote resolves it"
-        raise loader.fail(where, problem, f"in a clone, `git rev-parse {_shell_word(ref)}` "
-                          f"prints its SHA; then: qola bump {name} --to <that SHA>")  # fmt: skip
+        raise loader.fail(where, problem, f"in a full clone of the dependency, `git rev-parse "
+                          f"{_shell_word(ref)}` prints its SHA; then: qola bump {name} --to "
+                          "<that SHA>")  # fmt: skip
     # A remote-tracking name (origin/main) is the remote's branch main.
     ref = ref.removeprefix("origin/") if ref.startswith("origin/") and len(ref) > 7 else ref
     problem = f"{value!r} is a branch or tag name, not a commit SHA"

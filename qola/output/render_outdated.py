@@ -45,6 +45,9 @@ def as_text(lags: list[Lag], now: float, verbose: bool = False) -> str:
             notes.append(f"{item.dep.name}: could not be measured (below)")
         elif item.releases_behind is not None:
             pass  # a release: where it stands is said above, in releases, not in history
+        elif item.on_track is False and item.behind == 0:
+            notes.append(f"{item.dep.name}: the pin is ahead of {item.follows}: its tip is in "
+                         "the pin's history, nothing newer to move to")  # fmt: skip
         elif item.on_track is False:
             notes.append(
                 f"{item.dep.name}: the pin is not in the history of {item.follows}; "
@@ -115,6 +118,9 @@ def _markdown_note(item: Lag) -> list[str]:
                 f"release, {md.code(item.tip_tag or '')}"]
     if item.releases_behind is not None:
         return []
+    if item.on_track is False and item.behind == 0:
+        return [f"- {name}: the pin is ahead of {md.text(item.follows)}: its tip is in the "
+                "pin's history"]
     if item.on_track is False:
         return [f"- {name}: ⚠️ the pin is not in the history of {md.text(item.follows)}"]
     found = item.comparison

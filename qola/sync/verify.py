@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -269,8 +270,10 @@ def label_problems(runner: Runner, dep: Dep, worktree: Path) -> list[Problem]:
             TAG,
             f"the clone's tag {dep.tag} names {named[:12]}, not the pin {dep.commit[:12]}: "
             "the label and the pin disagree. qola verify --remote says what the tag names "
-            f"upstream; if the pin is right, qola bump {dep.name} --to {dep.commit} "
-            "relabels it",
+            "upstream; where it names the pin, the clone's tag is stale (`git -C "
+            f"{shlex.quote(str(worktree))} fetch -q --force --no-tags {shlex.quote(dep.url)} "
+            f"{shlex.quote(f'refs/tags/{dep.tag}:refs/tags/{dep.tag}')}` takes upstream's), "
+            f"else the label is wrong (`qola bump {dep.name} --to {dep.commit}` relabels it)",
         )
     ]
 
