@@ -30,6 +30,7 @@ from qola.cli_options import (
 )
 from qola.cli_options import (
     Option,
+    allow_unsigned_option,
     before_the_command,
     cmake_out_option,
     common_options,
@@ -247,6 +248,7 @@ def status(common: Common, fmt: str) -> None:
 @click.option(
     "--allow-downgrade", is_flag=True, help="Allow a pin that does not descend from the old one."
 )
+@allow_unsigned_option
 @offline_option
 @click.option("--force", is_flag=True, help="Check out even over local work (saved first).")
 @lock_timeout_option
@@ -262,6 +264,7 @@ def bump(
     do_commit: bool,
     no_checkout: bool,
     allow_downgrade: bool,
+    allow_unsigned: bool,
     offline: bool,
     force: bool,
     lock_timeout: float,
@@ -276,6 +279,7 @@ def bump(
         ref=ref, dry_run=dry_run, do_commit=do_commit, no_checkout=no_checkout,
         allow_downgrade=allow_downgrade, offline=offline, force=force,
         lock_timeout=lock_timeout, fetch_timeout=fetch_timeout, fmt=fmt,
+        allow_unsigned=allow_unsigned,
     )  # fmt: skip
     if fmt == "json" and not dry_run:
         raise click.UsageError("--format json describes a bump without making it: add --dry-run")
@@ -295,12 +299,13 @@ def bump(
 @cli.command(epilog=EXIT_CODES)
 @common_options()
 @click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
+@allow_unsigned_option
 @handle_errors
-def freeze(common: Common, dry_run: bool) -> None:
+def freeze(common: Common, dry_run: bool, allow_unsigned: bool) -> None:
     """Rewrite pins (all, or NAMES) to the commits checked out now, in full."""
     from qola.commands.freeze import freeze as command  # lazy: each command loads its own
 
-    sys.exit(command(common, dry_run))
+    sys.exit(command(common, dry_run, allow_unsigned))
 
 
 @cli.command(epilog=EXIT_CODES)
@@ -329,6 +334,11 @@ def develop(common: Common, end: bool) -> None:
 @click.option("--no-submodules", is_flag=True,
               help="Leave its nested submodules out (submodules = false).")  # fmt: skip
 @click.option("--no-checkout", is_flag=True, help="Write the pin; do not check it out.")
+@click.option("--allowed-signers", metavar="FILE", help="Check its pins' ssh signatures "
+              "against FILE (git's allowed signers format).")  # fmt: skip
+@click.option("--keyring", metavar="FILE", help="Check its pins' OpenPGP signatures "
+              "against the public keys in FILE.")  # fmt: skip
+@allow_unsigned_option
 @fetch_timeout_option
 @handle_errors
 def add(
@@ -341,6 +351,9 @@ def add(
     path: str | None,
     no_submodules: bool,
     no_checkout: bool,
+    allowed_signers: str | None,
+    keyring: str | None,
+    allow_unsigned: bool,
     fetch_timeout: float,
 ) -> None:
     """Pin a new dependency NAME from URL: resolved with ls-remote (nothing cloned) to a
@@ -353,8 +366,10 @@ def add(
     from qola.commands import add as adding  # lazy: each command loads its own
     from qola.history.add import Wanted  # lazy: imported with the command it is for
 
+    keys = tuple((key, file) for key, file in (("allowed-signers", allowed_signers),
+                                               ("keyring", keyring)) if file is not None)
     opts = adding.AddOptions(Wanted(tag, branch, sha), path, not no_submodules, no_checkout,
-                             fetch_timeout)  # fmt: skip
+                             fetch_timeout, keys, allow_unsigned)  # fmt: skip
     sys.exit(adding.add(common, name, url, opts))
 
 

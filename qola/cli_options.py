@@ -290,3 +290,8 @@ lock_timeout_option = option(options.LOCK_TIMEOUT)
 fetch_timeout_option = option(options.FETCH_TIMEOUT)
 cmake_out_option = option(options.CMAKE_OUT)
 offline_option = option(options.OFFLINE)
+allow_unsigned_option = click.option(
+    "--allow-unsigned",
+    is_flag=True,
+    help="Pin a commit no key of its allowed-signers or keyring signed (a commit records it).",
+)

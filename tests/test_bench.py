@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -85,3 +87,18 @@ def test_bench_provider_quick_run_measures_both_fetchcontent_and_the_provider(tm
     cold = result["cold"]
     assert cold["history"]["qola"] < 0.2 * cold["history"]["fetchcontent"]
     assert cold["withsub"]["qola"] < 0.6 * cold["withsub"]["fetchcontent"]
+
+
+@pytest.mark.skipif(not (shutil.which("gpg") and shutil.which("ssh-keygen")),
+                    reason="needs gpg and ssh-keygen")  # fmt: skip
+def test_bench_signatures_measures_verify_with_and_without_keys(tmp_path):
+    out = tmp_path / "signatures.json"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "signatures.py"), "--deps", "2", "--repeat", "1",
+         "--json", str(out)],
+        capture_output=True, text=True, check=False, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    variants = json.loads(out.read_text())["variants"]
+    assert set(variants) == {"plain", "ssh", "openpgp"}
+    assert variants["plain"]["ratio"] == 1.0

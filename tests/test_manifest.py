@@ -240,7 +240,8 @@ def test_unknown_dep_key_unlike_any_lists_the_known_keys(
     manifest = empty_root.write(aiter(colour="red"))
     assert rejected(run_qola, manifest, empty_root.path) == (
         f"qola: {manifest}:5: deps.aiter.colour: unknown key\n"
-        "hint: known keys: path, url, commit, tag, track, submodules, patches, groups\n"
+        "hint: known keys: path, url, commit, tag, track, submodules, patches, groups, "
+        "allowed-signers, keyring\n"
     )
 
 

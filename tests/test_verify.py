@@ -436,7 +436,9 @@ def test_verify_many_deps_report_in_manifest_order_as_a_sequential_run_would(
     runner = qola_git.Runner()
     parallel = qola_verify.verify(loaded, deps, runner)
     links = qola_verify.root_gitlinks(loaded, deps, runner)
-    sequential = [qola_verify._verify_one(loaded, dep, runner, False, links) for dep in deps]
+    with qola_verify.signatures.Keys() as keys:
+        sequential = [qola_verify._verify_one(loaded, dep, runner, False, links, keys)
+                      for dep in deps]  # fmt: skip
     assert list(parallel.deps) == sequential
     assert [(d.dep.name, d.ok) for d in parallel.deps] == [
         ("lib", False), ("b", True), ("c", False),

@@ -44,6 +44,8 @@ class AddOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses c
     submodules: bool  # not --no-submodules
     no_checkout: bool
     fetch_timeout: float
+    keys: tuple[tuple[str, str], ...] = ()  # --allowed-signers, --keyring: (key, file)
+    allow_unsigned: bool = False
 
 
 class NewPin(NamedTuple):
@@ -70,8 +72,9 @@ def add(common: Common, name: str, url: str, opts: AddOptions) -> int:
     def resolver(runner: Runner, resolved_url: str) -> Resolved:
         return resolve(runner, name, resolved_url, opts.wanted, retry)
 
-    plan, resolved = write_pin(common, NewTable(name, folder, url, opts.submodules),
-                               opts.fetch_timeout, resolver)  # fmt: skip
+    keys = tuple((key, _from_manifest(common, file)) for key, file in opts.keys)
+    new = NewTable(name, folder, url, opts.submodules, keys, opts.allow_unsigned)
+    plan, resolved = write_pin(common, new, opts.fetch_timeout, resolver)
     console.result(f"added {name}: {described(resolved)} at {plan.dep.path}, in {plan.manifest}")
     if plan.ignore is not None:
         console.result(f"added /{ignore_pattern(plan.dep.path)}/ to {plan.ignore[0]}")
@@ -111,6 +114,13 @@ def write_pin(common: Common, new: NewTable, fetch_timeout: float, resolver: Res
     return plan, resolved
 
 
+def _from_manifest(common: Common, file: str) -> str:
+    """A key file named on the command line (relative to the current folder), as the
+    manifest writes it: relative to the manifest's folder, with '/'."""
+    folder = which_manifest(common)[0].parent
+    return Path(os.path.relpath(os.path.abspath(file), folder)).as_posix()
+
+
 class NewTable(NamedTuple):
     """The new dependency as the command line gives it."""
 
@@ -118,6 +128,8 @@ class NewTable(NamedTuple):
     path: str
     url: str  # as given: written so (the loader makes a local path absolute)
     submodules: bool
+    keys: tuple[tuple[str, str], ...] = ()  # (allowed-signers or keyring, the file)
+    allow_unsigned: bool = False  # pin a commit its keys did not sign
 
 
 def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: NewTable, root: Path,
@@ -126,6 +138,7 @@ def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: NewTabl
     """Resolve the ref and compute every file's new text (nothing written)."""
     from qola.gitrun import git  # lazy: only where git runs
     from qola.gitrun.shim import install_signal_handlers, shim  # lazy: some commands only
+    from qola.history import signed  # lazy: only where git runs
 
     restore_signals = install_signal_handlers()
     try:
@@ -133,9 +146,13 @@ def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: NewTabl
             runner = git.Runner(env=env, trust=env.add, timeout=finite(fetch_timeout))
             ignore = _ignore_plan(runner, root, dep)
             resolved = resolver(runner, dep.url)
+            new_text, loaded, dep = _loaded(path, common.root, text, new, resolved)  # or exit 2
+            unsigned = signed.check(runner, loaded, dep, dep.commit, dep.tag, False,
+                                    new.allow_unsigned)  # fmt: skip
     finally:
         restore_signals()
-    new_text, _, dep = _loaded(path, common.root, text, new, resolved)  # loads, or exit 2
+    if unsigned:
+        console.warning(f"{dep.name}: pinned with --allow-unsigned: {unsigned}")
     return NewPin(path, raw, new_text, dep, ignore, root), resolved
 
 
@@ -143,7 +160,7 @@ def _text(text: str, new: NewTable, resolved: Resolved) -> str:
     """The manifest text with the new table appended (its parse checked: the old one's
     and the table, nothing else)."""
     table = dep_table(new.name, new.path, new.url, resolved.commit, resolved.tag,
-                      resolved.track, new.submodules)  # fmt: skip
+                      resolved.track, new.submodules, new.keys)  # fmt: skip
     new_text = appended(text, table)
     check_appended(text, new_text, new.name, _parse_table(table, new.name))
     return new_text

@@ -11,7 +11,7 @@ from qola.base.errors import UsageError
 from qola.commands import editing
 from qola.commands.session import Common, Session, finite, session
 from qola.history import bump as bumps  # (bump/bump_all here are the commands)
-from qola.history import edit_record, releases
+from qola.history import edit_record, releases, signed
 from qola.history.bump_all import message, plan
 from qola.manifest import UNPINNED
 from qola.output import render
@@ -38,6 +38,7 @@ class BumpOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses 
     lock_timeout: float
     fetch_timeout: float
     fmt: str  # json: the move as a JSON document (with dry_run only; bump NAME only)
+    allow_unsigned: bool = False  # pin what its manifest's keys did not sign (the commit says)
 
 
 def refuse_if_developing(sess: Session, deps: list[Dep]) -> None:
@@ -91,6 +92,12 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
             # Its label is a tag that names that commit, as for any other commit.
             move = dataclasses.replace(move, tag=releases.label_for(target.tags, move.new))
         new = move.new
+        unsigned = {}
+        if new != dep.commit:  # refused (exit 4) before anything is written, --dry-run too
+            said = signed.check(sess.runner, sess.manifest, dep, new, move.tag, offline,
+                                opts.allow_unsigned)  # fmt: skip
+            unsigned = {dep.name: said} if said else {}
+            warn_unsigned(unsigned)
         if opts.fmt == "json":
 
             console.result(render.bump_json(sess.manifest, move, dry_run), end="")
@@ -122,11 +129,16 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
             bumps.pinned_copies(sess.runner, sess.manifest, {dep: new}, labels)  # or refuse
         linked = [dep] if bumps.root_gitlink(sess.runner, sess.manifest, dep) else []
         moves = "none" if no_checkout or move.old == move.new else "one"
+        message = signed.recorded(move.message(), unsigned) if do_commit else None
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, {dep: new}, linked,
-                                move.message() if do_commit else None, moves,
-                                labels)  # fmt: skip
+                                message, moves, labels)  # fmt: skip
         with editing.recorded(sess, edit, lock_timeout):
             return editing.carry_out(sess, edit, options, lock_timeout, (raw, new_text), [move])
+
+
+def warn_unsigned(unsigned: dict[str, str]) -> None:
+    for name, problem in unsigned.items():
+        console.warning(f"{name}: pinned with --allow-unsigned: {problem}")
 
 
 def already(move: Move) -> str:
@@ -218,6 +230,13 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
         refuse_if_developing(sess, list(tracked))  # all or nothing, as every other refusal
         planned = plan(sess.runner, sess.manifest, tracked, offline, opts.allow_downgrade)
         moving = [move for move in planned if (move.new, move.tag) != (move.old, move.dep.tag)]
+        unsigned = {}
+        for move in moving:  # all or nothing: every refusal before anything is written
+            if move.new != move.old:
+                said = signed.check(sess.runner, sess.manifest, move.dep, move.new, move.tag,
+                                    offline, opts.allow_unsigned)  # fmt: skip
+                unsigned.update({move.dep.name: said} if said else {})
+        warn_unsigned(unsigned)
         for move in planned:
             if move.old == move.new:
                 console.result(already(move))
@@ -241,7 +260,7 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
             bumps.pinned_copies(sess.runner, sess.manifest, pins, labels)  # or refuse, now
         linked = [dep for dep in pins if bumps.root_gitlink(sess.runner, sess.manifest, dep)]
         edit = edit_record.edit_for(sess.manifest, sess.runner, command, pins, linked,
-                                message(moving) if do_commit else None,
+                                signed.recorded(message(moving), unsigned) if do_commit else None,
                                 "none" if no_checkout else "all", labels)  # fmt: skip
         with editing.recorded(sess, edit, lock_timeout):
             return editing.carry_out(sess, edit, Options(offline, force), lock_timeout,

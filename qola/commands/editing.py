@@ -165,7 +165,8 @@ def _move(
 
     if edit.moves == "one":
         [move] = moving
-        moved = dataclasses.replace(move.dep, commit=move.new)
+        # With its new label: a dependency whose signatures are checked fetches that tag.
+        moved = dataclasses.replace(move.dep, commit=move.new, tag=move.tag)
         result = run_checkout(sess.manifest, (moved,), sess.runner, options, sess.note,
                               lock_timeout)  # fmt: skip
         show_notes(sess, (moved,), result)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from qola.base import console, safetext
 from qola.commands import editing
-from qola.commands.bump import command_line, warn_if_only_here
+from qola.commands.bump import command_line, warn_if_only_here, warn_unsigned
 from qola.commands.session import Common, Session, session
 from qola.gitrun import queries
 from qola.gitrun.lock import DEFAULT_TIMEOUT
-from qola.history import bump, edit_record, releases
+from qola.history import bump, edit_record, releases, signed
 from qola.repo import develop_marks, gitfiles
 from qola.sync.observe import observe
 from qola.sync.plan import Options
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from qola.sync.observe import SubmoduleState
 
 
-def freeze(common: Common, dry_run: bool) -> int:
+def freeze(common: Common, dry_run: bool, allow_unsigned: bool = False) -> int:
     """Rewrite pins (all, or the names given) to what is checked out, in full."""
 
     with session(common, offline=True) as sess:
@@ -53,6 +53,13 @@ def freeze(common: Common, dry_run: bool) -> int:
                     where = sess.manifest.root / dep.path
                     warn_if_only_here(sess.runner, where, dep.name, dep.path, dep.url, head)
             _warn_nested_off(sess, dep, head)
+        unsigned = {}
+        for dep, pin in changes.items():  # every refusal before anything is written
+            if pin != dep.commit:
+                problem = signed.check(sess.runner, sess.manifest, dep, pin, labels[dep.name],
+                                       True, allow_unsigned)  # fmt: skip
+                unsigned.update({dep.name: problem} if problem else {})
+        warn_unsigned(unsigned)
         if not changes:
             console.result("every pin already matches what is checked out")
             _end_developing(sess)

@@ -254,7 +254,8 @@ def hardening_settings() -> list[tuple[str, str]]:
 # index unless told not to (--no-optional-locks). Every other command is checked first.
 _READ_ONLY = frozenset({"cat-file", "describe", "diff-tree", "for-each-ref", "log", "ls-files",
                         "ls-remote", "ls-tree", "merge-base", "patch-id", "rev-list", "rev-parse",
-                        "show", "show-ref", "version"})  # fmt: skip
+                        "show", "show-ref", "verify-commit", "verify-tag",
+                        "version"})  # fmt: skip
 _READ_ONLY_WITHOUT_LOCKS = frozenset({"status", "diff"})
 
 

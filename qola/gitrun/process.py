@@ -51,6 +51,20 @@ def execute_raw(
     return done.returncode, done.stdout, _text(done.stderr)
 
 
+def execute_program(
+    command: list[str], env: Mapping[str, str], timeout: float
+) -> tuple[int | None, str, str]:
+    """Run a program other than git that reads and writes only what its command names (gpg
+    importing keys into a home of qola's): (status, stdout, stderr); status None when it
+    did not finish within timeout and was killed. FileNotFoundError: it is not installed."""
+    try:
+        done = subprocess.run(command, input=b"", capture_output=True, env=dict(env),
+                              timeout=timeout, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None, "", ""
+    return done.returncode, _text(done.stdout), _text(done.stderr)
+
+
 def _git_class() -> Any:
     """GitPython's Git, imported only when git must run (it costs 100-300 ms)."""
     try:

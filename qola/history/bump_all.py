@@ -41,7 +41,7 @@ class Planned:
 
     @property
     def moved_dep(self) -> Dep:
-        return dataclasses.replace(self.move.dep, commit=self.move.new)
+        return dataclasses.replace(self.move.dep, commit=self.move.new, tag=self.move.tag)
 
 
 def plan(
@@ -109,6 +109,8 @@ def _fetch(runner: Runner, worktree: Path, dep: Dep, offline: bool) -> None:
     shallow = gitdir is not None and gitfiles.is_shallow(gitdir)
     source = fetch.Source(dep.name, dep.url, dep.track)
     fetch.fetch_commit(runner, worktree, source, dep.commit, shallow)
+    if dep.is_signed and dep.tag is not None:  # the tag whose signature verify checks
+        fetch.fetch_label(runner, worktree, dep.name, dep.url, dep.tag)
 
 
 def move_all(

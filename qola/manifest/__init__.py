@@ -256,7 +256,8 @@ class Loader:
                     hint = ('a pin\'s release is its label: write tag = "v1.2" in its place '
                             "(a tag that names the pinned commit; qola keeps it true)")
                 raise self.fail(f"{where}.{key}", "unknown key", hint)
-        for key in ("path", "url", "commit", "tag", "track", "patches"):
+        for key in ("path", "url", "commit", "tag", "track", "patches", "allowed-signers",
+                    "keyring"):
             if key in table and not isinstance(table[key], str):
                 raise self.fail(f"{where}.{key}", f"must be a string, not {table[key]!r}",
                                 values.string_hint(f"{where}.{key}"))  # fmt: skip
@@ -291,6 +292,8 @@ class Loader:
         tag = table.get("tag")
         if tag is not None:
             tag = values.tag(self, f"{where}.tag", tag)
+        signers, keyring = (values.key_file(self, f"{where}.{key}", table.get(key), root)
+                            for key in ("allowed-signers", "keyring"))  # fmt: skip
         return Dep(
             name=name,
             path=path,
@@ -304,6 +307,8 @@ class Loader:
             line=self.line(f"{where}.commit"),
             groups=groups,
             tag=tag,
+            allowed_signers=signers,
+            keyring=keyring,
         )
 
 

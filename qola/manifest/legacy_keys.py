@@ -27,6 +27,8 @@ class Extras:
     patches: str | None = None
     groups: tuple[str, ...] = ()
     tag: str | None = None
+    allowed_signers: str | None = None
+    keyring: str | None = None
 
 
 def deps(loader: Loader, qola: dict[str, Any],
@@ -81,6 +83,8 @@ def deps(loader: Loader, qola: dict[str, Any],
                 line=loader.line(where),
                 groups=extra.groups,
                 tag=extra.tag,
+                allowed_signers=extra.allowed_signers,
+                keyring=extra.keyring,
             )
         )
     shared = [d for d in deps if f"{d.name}_patches" not in qola]
@@ -103,8 +107,8 @@ def deps(loader: Loader, qola: dict[str, Any],
 
 
 def extras(loader: Loader, qola: dict[str, Any], name: str, root: Path) -> Extras:
-    """The `<name>_tag`, `_track`, `_url`, `_submodules` and `_patches` keys beside
-    `<name>_commit`."""
+    """The `<name>_tag`, `_track`, `_url`, `_submodules`, `_patches`, `_groups`,
+    `_allowed_signers` and `_keyring` keys beside `<name>_commit`."""
     found = Extras()
     for key in LEGACY_KEYS:
         full = f"{name}_{key}"
@@ -125,6 +129,10 @@ def extras(loader: Loader, qola: dict[str, Any], name: str, root: Path) -> Extra
             found.tag = values.tag(loader, where, value)
         elif key == "url":
             found.url = values.url(loader, where, value, root)
+        elif key == "allowed_signers":
+            found.allowed_signers = values.key_file(loader, where, value, root)
+        elif key == "keyring":
+            found.keyring = values.key_file(loader, where, value, root)
         else:
             found.patches = values.path(loader, where, value, root)
     return found

@@ -15,12 +15,14 @@ SCHEMA = 1
 BOM = "\ufeff"
 
 
-DEP_KEYS = ("path", "url", "commit", "tag", "track", "submodules", "patches", "groups")
+DEP_KEYS = ("path", "url", "commit", "tag", "track", "submodules", "patches", "groups",
+            "allowed-signers", "keyring")
 
 
 # What the legacy form may say beside `[qola] <name>_commit`, as `<name>_<key>`. Read only
 # for a name that has a `<name>_commit`: every other key in [qola] is other tools'.
-LEGACY_KEYS = ("tag", "track", "url", "submodules", "patches", "groups")
+LEGACY_KEYS = ("tag", "track", "url", "submodules", "patches", "groups", "allowed_signers",
+               "keyring")
 
 
 class Followed(NamedTuple):
@@ -54,11 +56,20 @@ class Dep:
     abbreviated_from: str | None = None  # the legacy abbreviated pin this one was expanded from
     groups: tuple[str, ...] = ()  # the groups `--group NAME` selects it by
     tag: str | None = None  # the label beside the pin: the tag that names the pinned commit
+    # Who may sign the pin (absolute paths): an ssh allowed signers file (git's
+    # gpg.ssh.allowedSignersFile format), OpenPGP public keys; None: its signature is not checked.
+    allowed_signers: str | None = None
+    keyring: str | None = None
 
     @property
     def pinned_as(self) -> str:
         """The pin as people name it: its tag where it has one, else the short commit."""
         return self.tag or self.commit[:7]
+
+    @property
+    def is_signed(self) -> bool:
+        """True when the manifest lists who may sign its pin (verify, bump check it)."""
+        return self.allowed_signers is not None or self.keyring is not None
 
     @property
     def follows(self) -> Followed:

@@ -17,7 +17,7 @@ from qola.manifest.gitmodules import (
     named_git_dir,
 )
 from qola.repo import configfile, fslimits
-from qola.repo.trail import saw_folder
+from qola.repo.trail import saw_file_exists, saw_folder
 
 if TYPE_CHECKING:
     from qola.manifest import Loader
@@ -214,7 +214,9 @@ def tag(loader: Loader, where: str, value: str) -> str:
 _EXAMPLES = {
     "path": "3rdparty/aiter", "url": "https://github.com/ROCm/aiter.git",
     "commit": "<the full 40-hex SHA>", "tag": "v1.2", "track": "main", "patches": "patches/aiter",
-    "patches_dir": "patches",
+    "patches_dir": "patches", "allowed-signers": "keys/aiter.allowed_signers",
+    "allowed_signers": "keys/aiter.allowed_signers", "signers": "keys/aiter.allowed_signers",
+    "keyring": "keys/aiter.asc",
 }
 
 
@@ -366,3 +368,30 @@ def url(loader: Loader, where: str, value: str, root: Path) -> str:
     if too_long is not None:
         raise loader.fail(where, *too_long)
     return value if os.path.isabs(value) else str(local)
+
+
+def key_file(loader: Loader, where: str, value: str | None, root: Path) -> str | None:
+    """The absolute path of a file of signing keys (allowed-signers, keyring), written
+    relative to the manifest's folder: it must be a file in the project (whoever may change
+    it may change the pin as well); None when not given."""
+    if value is None:
+        return None
+    plain = 'write a path relative to the manifest, such as "keys/aiter.allowed_signers"'
+    if not value:
+        raise loader.fail(where, "is empty", plain)
+    parts = relative(loader, where, value, plain, "key files are relative to the manifest's "
+                     f"folder, {loader.path.parent}")  # fmt: skip
+    outside_git(loader, where, value, parts)
+    full = os.path.normpath(os.path.join(loader.path.parent, *parts))
+    real, real_root = os.path.realpath(full), os.path.realpath(root)
+    saw_folder(full, real)  # (what the no-op's stamp proves unchanged, as for every path)
+    if os.path.commonpath([real_root, real]) != real_root:
+        raise loader.fail(where, f"{value!r} leads out of the root, to {real}",
+                          f"keep the keys in the project, below {real_root}")  # fmt: skip
+    if not os.path.isfile(full):
+        said = "is not a file" if os.path.exists(full) else "does not exist"
+        raise loader.fail(where, f"{value!r} ({full}) {said}",
+                          "give the file that lists the keys allowed to sign this "
+                          "dependency's pins")  # fmt: skip
+    saw_file_exists(full)
+    return full

@@ -71,9 +71,11 @@ def dep_table(
     tag: str | None = None,
     track: str | None = None,
     submodules: bool = True,
+    keys: tuple[tuple[str, str], ...] = (),
 ) -> str:
     """The `[deps.NAME]` table `qola add` appends: path, url, commit, then tag (on the
-    line after commit), track and `submodules = false` where they apply."""
+    line after commit), track and `submodules = false` where they apply, then keys (the
+    files of signing keys: allowed-signers, keyring)."""
     if not _NAME.fullmatch(name):
         raise ManifestError(
             name,
@@ -87,6 +89,8 @@ def dep_table(
             lines.append(tomli_w.dumps({key: value}).rstrip("\n"))
     if not submodules:
         lines.append("submodules = false")
+    for key, value in keys:
+        lines.append(tomli_w.dumps({key: value}).rstrip("\n"))
     return "\n".join(lines) + "\n"
 
 

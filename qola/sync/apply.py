@@ -479,7 +479,10 @@ def _check_offline(runner: Runner, worktree: Path, dep: Dep, options: Options) -
 def _fetch(runner: Runner, worktree: Path, dep: Dep, shallow: bool) -> str:
     """Fetch only the pinned commit (fetching.py has the fallback); returns a note."""
     console.step("fetching", f"{dep.commit[:12]}{' (depth 1)' if shallow else ''}")
-    return fetch.fetch_commit(runner, worktree, _source(dep), dep.commit, shallow)
+    note = fetch.fetch_commit(runner, worktree, _source(dep), dep.commit, shallow)
+    if dep.is_signed and dep.tag is not None:
+        note += fetch.fetch_label(runner, worktree, dep.name, dep.url, dep.tag)
+    return note
 
 
 def _source(dep: Dep) -> fetch.Source:

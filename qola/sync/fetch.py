@@ -90,6 +90,18 @@ def fetch_commit(
     return _search(runner, repo, source, sha, args, first, env)
 
 
+def fetch_label(runner: Runner, repo: Path, subject: str, url: str, tag: str) -> str:
+    """Fetch the pin's label, the tag whose signature `verify` checks, beside the pin
+    (its object only: the commit is there); a tag of the clone's own is never replaced.
+    What it says, added to the fetch's note: the tag is an improvement, never a failure."""
+    ref = f"refs/tags/{tag}"
+    args = ["fetch", "-q", "--no-tags", *_ALONE, "--end-of-options", url, f"{ref}:{ref}"]
+    out = runner.run(repo, *args, check=False, network=True, subject=subject)
+    if out.status == 0:
+        return f", and tag {tag}"
+    return f" (tag {tag} was not fetched: {' '.join(out.stderr.split())[:200]})"
+
+
 def _spoke_v2(trace: str) -> bool:
     """True when git's packet trace shows the server answering in protocol v2."""
     try:

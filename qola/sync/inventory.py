@@ -73,8 +73,8 @@ class Component:
     patched_license_files: tuple[tuple[str, str], ...] | None = None  # at patched
     children: tuple[Component, ...] | None = ()  # nested submodules; None: not known
     findings: tuple[Finding, ...] = ()
-    # The key a signature on the pin was verified with; qola checks no signature yet, so
-    # nothing sets it. The documents record it where it is set.
+    # Who signed the pin, as verify found it signed by a key the manifest lists (its
+    # principal and key, or OpenPGP user and fingerprint); None: not checked, or not so.
     verified_by: str | None = None
 
     @property
@@ -185,7 +185,7 @@ def _dependency(manifest: Manifest, found: DepReport, runner: Runner) -> Compone
     return Component(
         dep.name, dep.path, url, dep.commit, dep.tag, files, dep.name, records, patched,
         _license_files(runner, tree, patched) if patched else None, children,
-        _findings(found),
+        _findings(found), verified_by=found.signed_by,
     )  # fmt: skip
 
 

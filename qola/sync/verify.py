@@ -19,7 +19,7 @@ from qola.gitrun.guard import UnsafeRepositoryError
 from qola.gitrun.queries import head_sha
 from qola.manifest import Dep, Manifest
 from qola.repo import gitfiles
-from qola.sync import developing, patches, tag_objects
+from qola.sync import developing, patches, signatures, tag_objects
 from qola.sync.local_work import StatusEntry, half_made_changes, status
 from qola.sync.observe import (
     DepState,
@@ -45,6 +45,7 @@ TAG = "tag"  # the pin's label is a tag of the clone's own that names another co
 TAG_MOVED = "tag-moved"  # only with --remote: the pin's label names another commit upstream
 ABBREVIATED = "abbreviated"  # only with --manifest-only: a legacy pin is not a full SHA
 DEVELOPING = "developing"  # `qola develop NAME` marked it: a failure, CI is never green on it
+SIGNATURE = "signature"  # the pin (or its label's tag) carries no good signature by a listed key
 NOT_FAILURES = frozenset({OVERRIDDEN})
 _NOT_READ = "its git dir lies outside the project, so its commit is not read"
 
@@ -69,6 +70,7 @@ class DepReport:
     submodules: tuple[SubmoduleState, ...] = ()
     seconds: float = field(default=0.0, compare=False)  # how long checking it took (JUnit)
     own: Series | None = None  # its own patch series, split at its pin's nested submodules
+    signed_by: str | None = None  # who signed the pin, when a key its manifest lists did
 
     @property
     def ok(self) -> bool:
@@ -90,16 +92,21 @@ def verify(
     manifest: Manifest, deps: tuple[Dep, ...], runner: Runner, strict: bool = False
 ) -> Report:
     """Check every selected dependency; the tree, its index and its refs are left untouched."""
-    with gitfiles.unchanging():  # verify changes nothing: each repository is judged once
-        return _verify(manifest, deps, runner, strict)
+    # verify changes nothing: each repository is judged once; the keys that check
+    # signatures live in a folder of qola's, removed at the end.
+    with gitfiles.unchanging(), signatures.Keys() as keys:
+        return _verify(manifest, deps, runner, strict, keys)
 
 
-def _verify(manifest: Manifest, deps: tuple[Dep, ...], runner: Runner, strict: bool) -> Report:
+def _verify(
+    manifest: Manifest, deps: tuple[Dep, ...], runner: Runner, strict: bool,
+    keys: signatures.Keys,
+) -> Report:
     links, unread = guarded(lambda: root_gitlinks(manifest, deps, runner))
 
     def check(dep: Dep) -> DepReport:
         started = time.monotonic()
-        found = with_problem(_verify_one(manifest, dep, runner, strict, links), unread)
+        found = with_problem(_verify_one(manifest, dep, runner, strict, links, keys), unread)
         return replace(found, seconds=time.monotonic() - started)
 
     if len(deps) <= 1:
@@ -129,10 +136,11 @@ def _verify_one(
     runner: Runner,
     strict: bool,
     root_gitlinks: dict[str, str | None],
+    keys: signatures.Keys,
 ) -> DepReport:
     problems: list[Problem] = []
     try:
-        return _check_one(manifest, dep, runner, strict, root_gitlinks, problems)
+        return _check_one(manifest, dep, runner, strict, root_gitlinks, problems, keys)
     except UnsafeRepositoryError as error:
         # qola runs no git where a repository's own config would run a command or have a
         # checkout write out of the project: judged from its files alone, and failed.
@@ -173,6 +181,7 @@ def _check_one(
     strict: bool,
     root_gitlinks: dict[str, str | None],
     problems: list[Problem],
+    keys: signatures.Keys,
 ) -> DepReport:
     try:
         state = observe(manifest, dep, None)
@@ -201,13 +210,19 @@ def _check_one(
         return DepReport(dep, where, None, tuple(problems))
     head, at_target, own = _commit_problems(runner, dep, state, problems)
     problems.extend(label_problems(runner, dep, state.worktree))
+    signed = None
+    if dep.is_signed:
+        verdict = signatures.check(runner, keys, dep, state.worktree, manifest.root)
+        signed = verdict.signer
+        if verdict.problem is not None:
+            problems.append(Problem(SIGNATURE, verdict.problem))
     submodules = _submodule_problems(runner, dep, state, state.gitdir, head, at_target, problems)
     if not any(sub.refusal for top_sub in submodules for sub in top_sub.walk()):
         # Not below a refused nested submodule: git stops on it when it looks for changes
         # ("cannot chdir", "not a git repository"), and its problem fails the dependency.
         patched = frozenset(s.path for top in submodules for s in top.walk() if s.patched)
         problems.extend(_local_changes(runner, dep, state, strict, patched))
-    return DepReport(dep, where, head, tuple(problems), submodules, own=own)
+    return DepReport(dep, where, head, tuple(problems), submodules, own=own, signed_by=signed)
 
 
 def _missing_problems(dep: Dep, state: DepState, problems: list[Problem]) -> None:
