@@ -126,7 +126,7 @@ function(_qola_provider_lock name)
   file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/qola")
   _qola_environment(environment)
   _qola_set_environment("${environment};QOLA_CMAKE_BINARY_DIR=${CMAKE_BINARY_DIR}" saved)
-  _qola_check_import("${python}")
+  _qola_check_python("${python}")
   execute_process(
     COMMAND "${python}" -m qola.cli lock ${ARGN}
     WORKING_DIRECTORY "${CMAKE_BINARY_DIR}/qola"
