@@ -42,7 +42,13 @@ INSTALL_ADVICE = [
     for path in OWN_FILES
     if path.parts[len(REPO.parts)] in ("docs", "cmake", "qola") or path.name == "README.md"
 ]
-_PYPI_QOLA = re.compile(r"\bpip[x3]?\s+install\s+(?:-\S+\s+)*[\"']?qola(?![\w./@-])")
+# `pip install qola`, or qola by its name alone in a list of requirements (a
+# pyproject.toml's `requires = ["scikit-build-core", "qola"]`), where a direct reference
+# (`"qola @ git+…"`) is what resolves.
+_PYPI_QOLA = re.compile(
+    r"\bpip[x3]?\s+install\s+(?:-\S+\s+)*[\"']?qola(?![\w./@-])"
+    r"|\b(?:requires|dependencies)\s*=\s*\[[^\]]*[\"']qola\s*(?:[<>=!~;][^\"']*)?[\"']"
+)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -165,6 +171,11 @@ def test_no_document_or_hint_installs_qola_by_a_pypi_name(source: Path) -> None:
         ('pip install "git+<qola\'s repository URL>@<tag>"', False),
         ("pip install ./3rdparty/qola", False),
         ("pip install qola-tools", False),
+        ('requires = ["scikit-build-core", "qola"]', True),
+        ('requires = [\n    "setuptools",\n    "qola>=0.1",\n]', True),
+        ('requires = ["scikit-build-core", "qola @ git+<URL>@<tag>"]', False),
+        ('requires = ["qola @ file:///w/qola-0.1.0-py3-none-any.whl"]', False),
+        ('requires = ["qola-tools"]', False),
     ],
 )
 def test_pypi_name_pattern(text: str, found: bool) -> None:
