@@ -912,7 +912,9 @@ def test_a_value_that_must_be_a_string_says_how_to_write_it(
 def test_a_version_key_points_at_the_label(tmp_path: Path, run_qola) -> None:
     manifest = tmp_path / "qola.toml"
     manifest.write_text(f'[deps.fmt]\ncommit = "{PIN}"\nversion = "11.0.2"\n')
+    before = snapshot(tmp_path)
     res = run_qola("verify", "-m", str(manifest))
+    assert snapshot(tmp_path) == before
     assert res.exit_code == 2
     assert res.stderr == (
         f"qola: {manifest}:3: deps.fmt.version: unknown key\n"

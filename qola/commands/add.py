@@ -341,12 +341,12 @@ def stage_gitlink(common: Common, root: Path, dep: Dep) -> None:
     that the root records what the manifest pins (verify checks that they agree)."""
     from qola.gitrun import git, queries  # lazy: only where git runs
     from qola.gitrun.shim import shim  # lazy: some commands only
+    from qola.history import bump  # lazy: some commands only
     with shim(common.safe_directory, [root]) as env:
         runner = git.Runner(env=env, trust=env.add)
         if queries.root_gitlinks(runner, root, [dep.path]).get(dep.path) == dep.commit:
             return
-        runner.run(root, "update-index", "--cacheinfo", f"160000,{dep.commit},{dep.path}",
-                   subject=dep.name)  # fmt: skip
+        bump.stage_gitlink(runner, root, dep, dep.commit)
     console.result(f"staged the gitlink of {dep.path} at {dep.commit[:12]}, the pin: commit "
                    "it with the manifest")  # fmt: skip
 

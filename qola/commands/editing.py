@@ -203,7 +203,7 @@ def stage(
     both."""
 
     for dep in linked:
-        bump.stage_gitlink(sess.runner, sess.manifest, dep, pins[dep])
+        bump.stage_gitlink(sess.runner, sess.manifest.root, dep, pins[dep])
         sess.note(f"{dep.name}: staged the gitlink {dep.path} at {pins[dep][:12]}")
     why_not = bump.stage_manifest(sess.runner, sess.manifest, pins, labels)
     name = sess.manifest.path.name

@@ -206,8 +206,7 @@ def refuse_retagged(dep: Dep, refs: Mapping[str, str], asked_for: str | None) ->
         return
     raise RefusedError(
         dep.name,
-        f"tag {dep.tag} at {dep.url} names {now[:12]} now, not the pin {dep.commit[:12]}: it "
-        "was moved (retagged) upstream, and a bump would take that unasked; nothing was "
+        f"{releases.retagged(dep, now)}, and a bump would take that unasked; nothing was "
         "changed",
         f"qola verify --remote shows how to compare the two commits; to pin what it names "
         f"now: qola bump {dep.name} --to {dep.tag} --allow-downgrade",
@@ -347,10 +346,9 @@ def root_gitlink(runner: Runner, manifest: Manifest, dep: Dep) -> str | None:
     return root_gitlinks(runner, manifest.root, [dep.path]).get(dep.path)
 
 
-def stage_gitlink(runner: Runner, manifest: Manifest, dep: Dep, sha: str) -> None:
-    runner.run(
-        manifest.root, "update-index", "--cacheinfo", f"160000,{sha},{dep.path}", subject=dep.name
-    )
+def stage_gitlink(runner: Runner, root: Path, dep: Dep, sha: str) -> None:
+    """The root's index records dep's submodule at sha (its work tree is left alone)."""
+    runner.run(root, "update-index", "--cacheinfo", f"160000,{sha},{dep.path}", subject=dep.name)
 
 
 def stage_manifest(

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 
+from qola.manifest import Dep
 from qola.manifest.values import label_problem
 
 TAGS = "refs/tags/"
@@ -138,3 +139,10 @@ def label_for(refs: Mapping[str, str], sha: str, prefer: str | None = None) -> s
         return None
     plain = [tag for tag in tags if re.search(r"\d", tag) and not is_pre_release(tag)]
     return max(plain or tags, key=version_key)
+
+
+def retagged(dep: Dep, now: str) -> str:
+    """What both `bump` (refusing) and `verify --remote` say of a label that names now, not
+    the pinned commit, upstream."""
+    return (f"tag {dep.tag} at {dep.url} names {now[:12]} now, not the pin {dep.commit[:12]}: "
+            "it was moved (retagged) upstream")  # fmt: skip

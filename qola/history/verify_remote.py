@@ -135,8 +135,7 @@ def label_moved(manifest: Manifest, dep: Dep, refs: dict[str, str]) -> Problem |
         )
     return Problem(
         TAG_MOVED,
-        f"tag {dep.tag} at {dep.url} names {now[:12]} now, not the pin {dep.commit[:12]}: "
-        f"it was moved (retagged) upstream; compare the two commits before trusting it"
+        f"{releases.retagged(dep, now)}; compare the two commits before trusting it"
         f"{compare}, and move the pin (qola bump {dep.name} --to {dep.tag} "
         "--allow-downgrade, as a retag may move it back) only if the new one is trusted",
     )
