@@ -194,6 +194,16 @@ def test_series_not_applied_is_reported(patched, upstream, run_qola):
     ]
 
 
+def test_a_pin_checked_out_without_its_series_is_patched_and_said_so(patched, upstream, run_qola):
+    git(patched.lib, "checkout", "-q", "--detach", upstream.lib_v2)  # as `submodule update` does
+    res = run_qola("checkout", "-m", str(patched.manifest))
+    assert res.exit_code == 0, res.stderr
+    short = upstream.lib_v2[:12]
+    assert f"qola: lib: 3rdparty/lib is at {short}; its patches go on top\n" in res.stderr
+    assert f"from {short} to {short}" not in res.stderr  # it was: move from the pin to the pin
+    assert verify_json(run_qola, patched) == (0, [])
+
+
 def test_own_commit_on_top_of_the_series_is_wrong_commit_and_protected(patched, run_qola):
     mine = commit_file(patched.lib, "mine.txt", "my work\n", "my work")
     code, problems = verify_json(run_qola, patched)

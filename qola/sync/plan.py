@@ -48,6 +48,8 @@ class Plan:
             return f"{dep.name}: clone {dep.url} at {short} into {dep.path}"
         if self.move_head and self.state.half_made and self.state.at_target:
             return f"{dep.name}: finish the first checkout of {dep.path} at {short}"
+        if self.move_head and self.state.head == dep.commit:  # the pin, without its patches
+            return f"{dep.name}: {dep.path} is at {short}; its patches go on top"
         if self.move_head:
             old = (self.state.head or "unknown")[:12]
             return f"{dep.name}: move {dep.path} from {old} to {short}"
