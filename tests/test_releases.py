@@ -229,6 +229,22 @@ def test_freeze_writes_the_label_of_what_is_checked_out(tmp_path: Path, tagged: 
     assert run_qola("verify", "-m", str(manifest)).exit_code == 0
 
 
+def test_freeze_labels_a_commit_named_by_a_tag_of_a_tag(tmp_path: Path, tagged: Tagged, run_qola):
+    root = project(tmp_path, tagged, tagged.v1_0, 'tag = "v1.0"\n')
+    manifest = root / "qola.toml"
+    assert run_qola("checkout", "-m", str(manifest)).exit_code == 0
+    clone = root / "3rdparty/rel"
+    git(clone, "fetch", "-q", "--tags", str(tagged.repo))
+    git(clone, "tag", "-d", "v1.10")
+    git(clone, "tag", "-a", "-m", "signed over", "v1.10-inner", tagged.v1_10)
+    git(clone, "tag", "-a", "-m", "a tag of a tag", "v1.10", "v1.10-inner")  # git warns; it is made
+    git(clone, "tag", "-d", "v1.10-inner")
+    git(clone, "checkout", "-q", tagged.v1_10)
+    res = run_qola("freeze", "-m", str(manifest))
+    assert res.exit_code == 0, res.stderr
+    assert f'commit = "{tagged.v1_10}"\ntag = "v1.10"\n' in manifest.read_text()
+
+
 def test_verify_remote_judges_a_release_pin_against_the_newest_release(
     tmp_path: Path, tagged: Tagged, run_qola
 ):

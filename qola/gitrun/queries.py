@@ -317,13 +317,16 @@ def remote_refs(
 
 
 def local_tags(runner: Runner, repo: Path) -> dict[str, str]:
-    """{refs/tags/NAME: commit} of the repository's own tags, annotated ones peeled."""
-    out = runner.run(repo, "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
+    """{refs/tags/NAME: commit} of the repository's own tags, annotated ones peeled (a tag
+    of a tag to its commit too: for-each-ref peels one level)."""
+    out = runner.run(repo, "for-each-ref",
+                     "--format=%(refname)%00%(objectname)%00%(*objectname)%00%(*objecttype)",
                      "refs/tags", check=False)  # fmt: skip
     found = {}
     for line in out.stdout.splitlines() if out.status == 0 else ():
-        name, _, rest = line.partition("\0")
-        sha, _, peeled = rest.partition("\0")
+        name, sha, peeled, kind = [*line.split("\0"), "", "", ""][:4]
+        if kind == "tag":  # rare: one more git call each
+            peeled = local_tag(runner, repo, name.removeprefix("refs/tags/")) or ""
         found[name] = peeled or sha
     return found
 
