@@ -194,7 +194,7 @@ function(_qola_provider_compare name ref url manifest entry)
       "qola: ${name}: GIT_TAG ${ref} does not name the commit ${manifest} pins, ${shown}; "
       "the build uses the pin. To pin what GIT_TAG names:\n"
       "    qola bump ${dep} --to ${word_ref} -m ${word_manifest}\n"
-      "or set GIT_TAG back to ${back}.")
+      "or set GIT_TAG to ${back}, what the manifest pins.")
   endif()
   _qola_same_url(same "${url}" "${pinned_url}")
   if(NOT same)
