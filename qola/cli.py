@@ -330,7 +330,7 @@ def develop(common: Common, end: bool) -> None:
 @click.option("--branch", metavar="B", help='Pin the tip of branch B, and follow it (track = "B").')
 @click.option("--commit", "sha", metavar="SHA", help="Pin this commit (a full SHA, as it is).")
 @click.option("--path", metavar="P", help="Where to check it out, below the root "
-              "(default: 3rdparty/NAME).")  # fmt: skip
+              "(default: 3rdparty/NAME beside the manifest).")  # fmt: skip
 @click.option("--no-submodules", is_flag=True,
               help="Leave its nested submodules out (submodules = false).")  # fmt: skip
 @click.option("--no-checkout", is_flag=True, help="Write the pin; do not check it out.")
@@ -379,7 +379,7 @@ def add(
 @click.argument("url")
 @click.argument("git_tag", metavar="[GIT_TAG]", required=False)
 @click.option("--path", metavar="P", help="Where to check it out, below the root "
-              "(default: 3rdparty/NAME).")  # fmt: skip
+              "(default: 3rdparty/NAME beside the manifest).")  # fmt: skip
 @click.option("--no-submodules", is_flag=True,
               help="Leave its nested submodules out (submodules = false).")  # fmt: skip
 @click.option("--no-checkout", is_flag=True, help="Write the pin; do not check it out.")

@@ -244,7 +244,7 @@ def test_explicit_manifest_is_created_there(project, remote, run_qola):
     res = run_qola("add", "lib", remote.url, "-m", str(manifest), "--tag", "v1.0",
                    "--no-checkout", cwd=project)  # fmt: skip
     assert res.exit_code == 0, res.stderr
-    assert manifests.load(manifest).deps[0].path == "3rdparty/lib"
+    assert manifests.load(manifest).deps[0].path == "deps/3rdparty/lib"  # beside it
     assert not (project / "qola.toml").exists()
 
 
@@ -447,14 +447,52 @@ def test_inline_deps_table_is_refused_not_rewritten(pinned, remote, run_qola):
 # -- a checkout that fails after the pin is written
 
 
-def test_failed_checkout_leaves_the_pin_written_and_says_what_to_run(pinned, remote, run_qola):
+def test_a_folder_in_the_way_is_refused_before_anything_is_written(pinned, remote, run_qola):
+    """A vendored copy where the pin would go: the checkout would refuse it after the pin
+    and the ignore line (which would hide the project's own files) were written."""
     (pinned / "3rdparty/lib").mkdir(parents=True)
     (pinned / "3rdparty/lib/mine.txt").write_text("my work\n")
+    before = snapshot(pinned)
     res = run_qola("add", "lib", remote.url, "--tag", "v2.0", cwd=pinned)
     assert res.exit_code == 4, res.stderr
-    assert f"qola: lib: {pinned / '3rdparty/lib'} exists and is not a git repository" in (
-        res.stderr
+    assert res.stderr == (
+        f"qola: lib: {pinned / '3rdparty/lib'} holds files and is not a git repository: the "
+        "checkout would not put lib there; nothing was written\n"
+        "hint: choose another folder with --path P\n"
     )
+    assert snapshot(pinned) == before
+    again = run_qola("add", "lib", remote.url, "--tag", "v2.0", "--path", "ext/lib", cwd=pinned)
+    assert again.exit_code == 0, again.stderr
+    assert git(pinned / "ext/lib", "rev-parse", "HEAD") == remote.up.lib_v2
+
+
+def test_a_file_in_the_way_is_refused_too(pinned, remote, run_qola):
+    (pinned / "3rdparty").mkdir(exist_ok=True)
+    (pinned / "3rdparty/lib").write_text("a file\n")
+    before = snapshot(pinned)
+    res = run_qola("add", "lib", remote.url, "--path", "3rdparty/lib", cwd=pinned)
+    assert res.exit_code == 4, res.stderr
+    assert res.stderr == (
+        f"qola: lib: {pinned / '3rdparty/lib'} is a file: the checkout would not put lib "
+        "there; nothing was written\nhint: choose another folder with --path P, or move what "
+        "is there away\n"
+    )
+    assert snapshot(pinned) == before
+
+
+def _another_repository(where: Path) -> None:
+    """A git repository of someone's own where the pin goes, with uncommitted work: the
+    checkout refuses to move it."""
+    where.mkdir(parents=True)
+    init_repo(where)
+    commit_file(where, "mine.txt", "my work, committed\n", "my own work")
+    (where / "mine.txt").write_text("my work\n")  # and changed since: qola keeps it
+
+
+def test_failed_checkout_leaves_the_pin_written_and_says_what_to_run(pinned, remote, run_qola):
+    _another_repository(pinned / "3rdparty/lib")
+    res = run_qola("add", "lib", remote.url, "--tag", "v2.0", cwd=pinned)
+    assert res.exit_code == 4, res.stderr
     assert res.stderr.endswith(
         f"qola: lib: its pin is written in {pinned / 'qola.toml'}, but the checkout failed "
         "(above); the pin stays: it is what the remote named\n"
@@ -462,21 +500,20 @@ def test_failed_checkout_leaves_the_pin_written_and_says_what_to_run(pinned, rem
     )
     assert remote.up.lib_v2 in (pinned / "qola.toml").read_text()
     assert (pinned / "3rdparty/lib/mine.txt").read_text() == "my work\n"
-    (pinned / "3rdparty/lib/mine.txt").rename(pinned / "mine.txt")
+    (pinned / "3rdparty/lib").rename(pinned / "mine")
     again = run_qola(*qola_words(hint_of(res.stderr)), cwd=pinned)
     assert again.exit_code == 0, again.stderr
     assert git(pinned / "3rdparty/lib", "rev-parse", "HEAD") == remote.up.lib_v2
 
 
 def test_failed_checkout_hint_names_the_manifest_given(pinned, remote, run_qola, tmp_path):
-    (pinned / "3rdparty/lib").mkdir(parents=True)
-    (pinned / "3rdparty/lib/mine.txt").write_text("my work\n")
+    _another_repository(pinned / "3rdparty/lib")
     manifest = pinned / "qola.toml"
     res = run_qola("add", "lib", remote.url, "-m", str(manifest), cwd=tmp_path)
     assert res.exit_code == 4
     hint = hint_of(res.stderr)
     assert hint.endswith(f"qola checkout -m {manifest} lib")
-    (pinned / "3rdparty/lib/mine.txt").unlink()
+    (pinned / "3rdparty/lib").rename(pinned / "mine")
     assert run_qola(*qola_words(hint), cwd=tmp_path).exit_code == 0
 
 

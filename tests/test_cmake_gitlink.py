@@ -57,7 +57,7 @@ def test_pin_edited_by_hand_warns_at_every_configure_until_bump_stages_it(
     command = next(
         line.strip() for line in (proc.stdout + proc.stderr).splitlines() if " bump lib " in line
     )
-    assert command.endswith(f"-m qola bump lib --to {upstream.lib_v2} -m {built.manifest}")
+    assert command.endswith(f"qola bump lib --to {upstream.lib_v2} -m {built.manifest}")
 
     starts = built.python_starts()
     again = built.configure()  # nothing changed: the stamp holds, and so does the warning

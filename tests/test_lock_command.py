@@ -4,8 +4,13 @@ nothing on disk."""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+from importlib import metadata
 from pathlib import Path
 
+import procs
 import pytest
 from conftest import Upstream
 from repos import git, head, init_repo, snapshot
@@ -122,3 +127,89 @@ def test_lock_of_a_name_no_manifest_can_hold_writes_nothing(app, upstream: Upstr
     assert result.exit_code == 2
     assert "'boost.cmake' is not a usable dependency name" in result.stderr
     assert snapshot(app) == before
+
+
+def test_a_project_of_its_own_in_a_repository_locks_beside_its_manifest(
+    app, upstream: Upstream, run_qola
+) -> None:
+    """Two CMake projects of one repository, each with its qola.toml, pinning one library at
+    different commits: each gets its own folder (at the root's top, each configure would move
+    the other project's checkout)."""
+    for project, tag, sha in (("one", "v2.0", upstream.lib_v2), ("two", "main", upstream.lib_tip)):
+        (app / project).mkdir()
+        manifest = app / project / "qola.toml"
+        result = run_qola("lock", "lib", str(upstream.lib), tag, "-m", str(manifest), cwd=app)
+        assert result.exit_code == 0, result.stderr
+        assert f'path = "{project}/3rdparty/lib"\n' in manifest.read_text()
+        assert head(app / project / "3rdparty" / "lib") == sha
+    assert (app / ".gitignore").read_text() == "/one/3rdparty/lib/\n/two/3rdparty/lib/\n"
+    for project in ("one", "two"):
+        assert run_qola("verify", "-m", str(app / project / "qola.toml")).exit_code == 0
+
+
+def test_locks_run_at_once_each_write_their_pin(app, upstream: Upstream) -> None:
+    """Build folders configured at once (an IDE's Debug and Release), each locking: every
+    lock reads the manifest again when another wrote it meanwhile."""
+    names = [f"lib{n}" for n in range(4)]
+    manifest = str(app / "qola.toml")
+    started = [procs.start("lock", name, str(upstream.lib), "v2.0", "--no-checkout", "-m",
+                           manifest) for name in names]  # fmt: skip
+    for proc in started:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    text = (app / "qola.toml").read_text()
+    for name in names:
+        assert f'[deps.{name}]\npath = "3rdparty/{name}"\n' in text
+    ignored = (app / ".gitignore").read_text().splitlines()
+    assert sorted(ignored) == [f"/3rdparty/{name}/" for name in names]
+
+
+def test_a_vendored_copy_in_the_way_is_refused_before_anything_is_written(
+    app, upstream: Upstream, run_qola
+) -> None:
+    """The project keeps its own copy at 3rdparty/lib: a lock would write the pin, ignore the
+    project's own files, and then fail to check out."""
+    (app / "3rdparty" / "lib").mkdir(parents=True)
+    (app / "3rdparty" / "lib" / "lib.c").write_text("/* vendored */\n")
+    git(app, "add", "3rdparty")
+    git(app, "commit", "-q", "-m", "vendored lib")
+    before = snapshot(app)
+
+    result = run_qola("lock", "lib", str(upstream.lib), "v2.0", cwd=app)
+
+    assert result.exit_code == 4
+    manifest = app / "qola.toml"
+    problem, hint = result.stderr.splitlines()
+    assert problem == (
+        f"qola: lib: {app / '3rdparty' / 'lib'} holds files and is not a git repository: the "
+        "checkout would not put lib there; nothing was written"
+    )
+    assert hint.startswith("hint: choose another folder for it, once: ")
+    assert hint.endswith(f"lock lib {upstream.lib} v2.0 --path P -m {manifest} (P: a folder "
+                         "below the root)")  # fmt: skip
+    assert snapshot(app) == before
+    hinted = ["lock", "lib", str(upstream.lib), "v2.0", "--path", "ext/lib", "-m", str(manifest)]
+    again = run_qola(*hinted, cwd=app)
+    assert again.exit_code == 0, again.stderr
+    assert head(app / "ext" / "lib") == upstream.lib_v2
+
+
+def test_the_lock_hint_of_an_editable_install_is_plain_qola(app, upstream: Upstream) -> None:
+    """Under CMake, an editable install's qola runs with its checkout on PYTHONPATH (the
+    module is the checkout's): the hint still spells the `qola` beside its Python, which
+    runs the same code, not `PYTHONPATH=… python -m qola`."""
+    source = str(procs.SOURCE)
+    said = [json.loads(found.read_text("direct_url.json") or "{}")
+            for found in metadata.distributions(name="qola")]  # fmt: skip
+    assert {"dir_info": {"editable": True}, "url": Path(source).as_uri()} in said, (
+        "the test command installs this checkout in editable mode")  # fmt: skip
+    bin_dir = os.path.dirname(sys.executable)
+    env = {"PYTHONPATH": source, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    manifest = app / "qola.toml"
+    result = procs.run("lock", "lib", str(upstream.lib), "v2.0", "--check", "-m", str(manifest),
+                       env=env)  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.rstrip().endswith(
+        f"pin it at the commit GIT_TAG v2.0 names now: qola lock lib {upstream.lib} v2.0 -m "
+        f"{manifest}"
+    )

@@ -106,7 +106,8 @@ def qola_command(*args: str) -> str:
     source = str(Path(package).resolve().parent.parent)  # the folder holding qola/
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     from_path = any(_same(p, source) for p in paths)
-    if found and not from_path and _same(os.path.dirname(found), os.path.dirname(sys.executable)):
+    beside = found is not None and _same(os.path.dirname(found), os.path.dirname(sys.executable))
+    if beside and (not from_path or _installed_editable(source)):
         return " ".join(["qola", *words])
     prefix = [f"PYTHONPATH={shlex.quote(source)}"] if from_path else []
     return " ".join([*prefix, shlex.quote(sys.executable), "-m", "qola", *words])
@@ -132,6 +133,27 @@ def rerun_command(*extra: str) -> str:
         if name.startswith("QOLA_SOURCE_DIR_") and value
     ]
     return " ".join([*overrides, qola_command(*args, *extra, *names)])
+
+
+def _installed_editable(source: str) -> bool:
+    """Whether this Python's qola is an editable install of source: its `qola` runs source's
+    code without the PYTHONPATH a CMake configure of the checkout adds."""
+    import json  # lazy: the error path only
+    from importlib import metadata  # lazy: the error path only
+    from urllib.parse import unquote, urlsplit  # lazy: the error path only
+
+    # Every qola this Python sees: the checkout's own qola.egg-info, on PYTHONPATH, comes
+    # first and says nothing of the install in site-packages.
+    for found in metadata.distributions(name="qola"):
+        try:
+            said = json.loads(found.read_text("direct_url.json") or "{}")
+        except (ValueError, OSError):
+            continue
+        url = urlsplit(str(said.get("url", "")))
+        editable = bool(said.get("dir_info", {}).get("editable"))
+        if editable and url.scheme == "file" and _same(unquote(url.path), source):
+            return True
+    return False
 
 
 def _same(a: str, b: str) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from qola.base import console
-from qola.base.errors import EXIT_USAGE, QolaError, UsageError
+from qola.base.errors import EXIT_USAGE, QolaError, RefusedError, UsageError
 from qola.commands import options
 from qola.commands.session import Common, finite, tracked_manifests
 from qola.history.add import Resolved, Wanted, check_wanted, resolve
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # How a new pin is found: from a git runner and the dependency's URL (as the loader makes it).
 Resolver = Callable[["Runner", str], Resolved]
 
-DEFAULT_FOLDER = "3rdparty"  # where a dependency goes without --path: 3rdparty/NAME
+DEFAULT_FOLDER = "3rdparty"  # without --path: 3rdparty/NAME beside the manifest
 _PLACEHOLDER = "0" * 40  # the pin while nothing is resolved yet: checks all the rest
 
 
@@ -40,7 +40,7 @@ class AddOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses c
     """How `add` pins and checks out: its options (cli.py), from click."""
 
     wanted: Wanted  # --tag, --branch, --commit
-    path: str | None  # --path (default: 3rdparty/NAME)
+    path: str | None  # --path (default: 3rdparty/NAME beside the manifest)
     submodules: bool  # not --no-submodules
     no_checkout: bool
     fetch_timeout: float
@@ -66,14 +66,13 @@ def add(common: Common, name: str, url: str, opts: AddOptions) -> int:
     git.scrub_environment()
     console.configure(common.verbose, common.quiet)
     check_wanted(opts.wanted)
-    folder = opts.path if opts.path is not None else f"{DEFAULT_FOLDER}/{name}"
     retry = _retry_words(opts)
 
     def resolver(runner: Runner, resolved_url: str) -> Resolved:
         return resolve(runner, name, resolved_url, opts.wanted, retry)
 
     keys = tuple((key, _from_manifest(common, file)) for key, file in opts.keys)
-    new = NewTable(name, folder, url, opts.submodules, keys, opts.allow_unsigned)
+    new = NewTable(name, opts.path, url, opts.submodules, keys, opts.allow_unsigned)
     plan, resolved = write_pin(common, new, opts.fetch_timeout, resolver)
     console.result(f"added {name}: {described(resolved)} at {plan.dep.path}, in {plan.manifest}")
     if plan.ignore is not None:
@@ -104,14 +103,60 @@ def write_pin(common: Common, new: NewTable, fetch_timeout: float, resolver: Res
     existing = manifests.load(path, common.root, allow_empty=True) if exists else None
     raw = path.read_bytes() if exists else None
     text = raw.decode("utf-8").removeprefix(BOM) if raw is not None else ""
+    given = new.path is not None
     if existing is not None:
-        _refuse_taken(existing, new.name, new.path)
+        if not given:  # its folder beside the manifest, which need not be the root's top
+            new = _with_path(new, default_folder(path, existing.root, new.name))
+        _refuse_taken(existing, new.name, new.path or "")
     # Every check the loader makes of the new table (name, path, URL) before git runs.
-    _, loaded, dep = _loaded(path, common.root, text, new, Resolved(_PLACEHOLDER, None, None, ""))
+    placeholder = Resolved(_PLACEHOLDER, None, None, "")
+    _, loaded, dep = _loaded(path, common.root, text, _with_path(new, new.path), placeholder)
+    if new.path is None:  # a new manifest: its root is known now
+        new = _with_path(new, default_folder(path, loaded.root, new.name))
+        _, loaded, dep = _loaded(path, common.root, text, new, placeholder)
+    _refuse_in_the_way(loaded.root, dep, given)
     plan, resolved = _plan(common, path, raw, text, new, loaded.root, dep, fetch_timeout,
                            resolver)  # fmt: skip
-    _write(plan)
+    from qola.gitrun.lock import root_lock  # lazy: only where git runs
+
+    with root_lock(loaded.root, needs="add writes the manifest"):  # its check, then its write
+        _write(plan)
     return plan, resolved
+
+
+def default_folder(manifest: Path, root: Path, name: str) -> str:
+    """3rdparty/NAME beside the manifest, as a path from the root: where two projects of
+    one repository (each with its manifest) do not share a folder."""
+    beside = os.path.relpath(manifest.parent / DEFAULT_FOLDER / name, root)
+    if beside.startswith(".."):  # a manifest outside its root (--root): the root's own
+        return f"{DEFAULT_FOLDER}/{name}"
+    return Path(beside).as_posix()
+
+
+def _with_path(new: NewTable, path: str | None) -> NewTable:
+    return new._replace(path=path if path is not None else f"{DEFAULT_FOLDER}/{new.name}")
+
+
+class InTheWay(RefusedError):
+    """The new dependency's folder holds what the checkout would not replace."""
+
+
+def _refuse_in_the_way(root: Path, dep: Dep, given: bool) -> None:
+    """A folder that holds something other than a git repository (a vendored copy, the
+    project's own files) would stop the checkout after the pin is written: refused before
+    anything is, with the option that chooses another folder."""
+    where = root / dep.path
+    if not os.path.lexists(where) or (where / ".git").exists():
+        return  # the checkout clones into it, or judges the repository there
+    if where.is_dir() and not where.is_symlink() and not any(where.iterdir()):
+        return
+    what = "is a file" if not where.is_dir() else "holds files and is not a git repository"
+    raise InTheWay(
+        dep.name,
+        f"{where} {what}: the checkout would not put {dep.name} there; nothing was written",
+        "choose another folder with --path P" if not given else
+        "choose another folder with --path P, or move what is there away",
+    )
 
 
 def _from_manifest(common: Common, file: str) -> str:
@@ -125,7 +170,7 @@ class NewTable(NamedTuple):
     """The new dependency as the command line gives it."""
 
     name: str
-    path: str
+    path: str | None  # None: 3rdparty/NAME beside the manifest (write_pin decides)
     url: str  # as given: written so (the loader makes a local path absolute)
     submodules: bool
     keys: tuple[tuple[str, str], ...] = ()  # (allowed-signers or keyring, the file)
@@ -159,6 +204,7 @@ def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: NewTabl
 def _text(text: str, new: NewTable, resolved: Resolved) -> str:
     """The manifest text with the new table appended (its parse checked: the old one's
     and the table, nothing else)."""
+    assert new.path is not None  # write_pin gave it one
     table = dep_table(new.name, new.path, new.url, resolved.commit, resolved.tag,
                       resolved.track, new.submodules, new.keys)  # fmt: skip
     new_text = appended(text, table)
@@ -275,12 +321,24 @@ def ignore_pattern(path: str) -> str:
     return "".join(f"\\{char}" if char in "\\*?[" else char for char in path)
 
 
+class Raced(UsageError):
+    """The manifest changed (or was made) since it was read: another qola wrote it."""
+
+
 def _write(plan: NewPin) -> None:
     """The manifest (atomically; refused if it changed since it was read), then the
-    .gitignore line."""
+    .gitignore line (added to the file as it is then: another qola may have added one)."""
     from qola.commands.init import create  # lazy: some commands only
     from qola.manifest import edit  # lazy: some commands only
 
+    try:
+        now: bytes | None = plan.manifest.read_bytes()
+    except FileNotFoundError:
+        now = None
+    if now != plan.raw:
+        said = "was made" if plan.raw is None else "changed on disk"
+        raise Raced(str(plan.manifest), f"{said} since qola read it; nothing was written",
+                    "run the command again")  # fmt: skip
     if plan.raw is None:
         create(plan.manifest, plan.text.encode("utf-8"))
     else:
@@ -289,6 +347,18 @@ def _write(plan: NewPin) -> None:
     if plan.ignore is None:
         return
     ignore, raw, text = plan.ignore
+    try:
+        now = ignore.read_bytes()
+    except FileNotFoundError:
+        now = None
+    if now != raw and now is not None:  # changed meanwhile: the line goes on what is there now
+        line = f"/{ignore_pattern(plan.dep.path)}/"
+        current = now.decode("utf-8", errors="surrogateescape")
+        if line in current.splitlines():
+            return
+        newline = "\r\n" if current.partition("\n")[0].endswith("\r") else "\n"
+        sep = newline if current and not current.endswith("\n") else ""
+        raw, text = now, f"{current}{sep}{line}{newline}"
     data = text.encode("utf-8", errors="surrogateescape")
     try:
         if raw is None:

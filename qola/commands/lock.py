@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from qola.base import console, hints
 from qola.base.errors import UsageError
 from qola.commands.add import (
-    DEFAULT_FOLDER,
+    InTheWay,
     NewTable,
+    Raced,
     checkout_new,
     described,
     which_manifest,
@@ -36,7 +37,7 @@ class LockOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses 
     """How `lock` pins: its options (cli.py), from click."""
 
     git_tag: str | None  # as the declaration gives it; None: none (FetchContent's master)
-    path: str | None  # --path (default: 3rdparty/NAME)
+    path: str | None  # --path (default: 3rdparty/NAME beside the manifest)
     submodules: bool  # not --no-submodules (GIT_SUBMODULES "")
     no_checkout: bool
     check: bool  # write nothing: an unpinned declaration is an error
@@ -52,6 +53,28 @@ def lock(common: Common, name: str, url: str, opts: LockOptions) -> int:
 
     git.scrub_environment()
     console.configure(common.verbose, common.quiet)
+    for attempt in range(_ATTEMPTS):
+        try:
+            code, path = _lock_once(common, name, url, opts)
+            break
+        except Raced:  # another configure (Debug beside Release) locked meanwhile: read again
+            if attempt == _ATTEMPTS - 1:
+                raise
+    if opts.cmake_out is not None:
+        from qola.output.cmake_pins import write_pins  # lazy: for CMake only
+
+        raw = path.read_bytes()
+        write_pins(opts.cmake_out, manifests.load(path, common.root, allow_empty=True), raw)
+    return code
+
+
+_ATTEMPTS = 5  # reads of the manifest a lock makes when other qolas keep writing it
+
+
+def _lock_once(common: Common, name: str, url: str, opts: LockOptions) -> tuple[int, Path]:
+    """One read of the manifest, and the lock it decides (nothing where it pins NAME)."""
+    from qola import manifest as manifests  # lazy: some commands only
+
     path, exists = which_manifest(common)
     existing = manifests.load(path, common.root, allow_empty=True) if exists else None
     pinned = pinned_by(existing, name) if existing is not None else None
@@ -68,10 +91,13 @@ def lock(common: Common, name: str, url: str, opts: LockOptions) -> int:
         def resolver(runner: Runner, resolved_url: str) -> Resolved:
             return resolve_git_tag(runner, name, resolved_url, git_tag)
 
-        folder = opts.path if opts.path is not None else f"{DEFAULT_FOLDER}/{name}"
         try:
-            plan, resolved = write_pin(common, NewTable(name, folder, url, opts.submodules),
+            plan, resolved = write_pin(common, NewTable(name, opts.path, url, opts.submodules),
                                        opts.fetch_timeout, resolver)  # fmt: skip
+        except InTheWay as error:  # the lock's own command, which a configure cannot give
+            raise InTheWay(name, error.problem, "choose another folder for it, once: " +
+                           _command(name, url, opts, path, "--path", "P") +
+                           " (P: a folder below the root)") from None  # fmt: skip
         except UsageError as error:
             if opts.git_tag is not None or not error.problem.startswith("GIT_TAG "):
                 raise
@@ -85,12 +111,7 @@ def lock(common: Common, name: str, url: str, opts: LockOptions) -> int:
             console.result(f"added /{plan.dep.path}/ to {plan.ignore[0]}")
         if not opts.no_checkout:
             code = checkout_new(common, plan, name)
-    if opts.cmake_out is not None:
-        from qola.output.cmake_pins import write_pins  # lazy: for CMake only
-
-        raw = path.read_bytes()
-        write_pins(opts.cmake_out, manifests.load(path, common.root, allow_empty=True), raw)
-    return code
+    return code, path
 
 
 def pinned_by(manifest: Manifest, name: str) -> Dep | None:
@@ -106,14 +127,7 @@ def _unpinned(name: str, url: str, opts: LockOptions, path: Path, exists: bool) 
     if opts.git_tag is not None:
         declared += f" GIT_TAG {opts.git_tag}"
     where = str(path) if exists else f"{path}, which does not exist yet"
-    words = ["lock", name, url]
-    if opts.git_tag is not None:
-        words.append(opts.git_tag)
-    if opts.path is not None:
-        words += ["--path", opts.path]
-    if not opts.submodules:
-        words.append("--no-submodules")
-    command = hints.qola_command(*words, "-m", str(path))
+    command = _command(name, url, opts, path)
     tag = opts.git_tag if opts.git_tag is not None else DEFAULT_GIT_TAG
     return UsageError(
         name,
@@ -125,3 +139,15 @@ def _unpinned(name: str, url: str, opts: LockOptions, path: Path, exists: bool) 
             f" (it stays in the cache until set OFF); or this one alone, once: {command}",
         ),
     )
+
+
+def _command(name: str, url: str, opts: LockOptions, path: Path, *extra: str) -> str:
+    """The `qola lock` command line that pins the declaration (with extra options)."""
+    words = ["lock", name, url]
+    if opts.git_tag is not None:
+        words.append(opts.git_tag)
+    if opts.path is not None and "--path" not in extra:
+        words += ["--path", opts.path]
+    if not opts.submodules:
+        words.append("--no-submodules")
+    return hints.qola_command(*words, *extra, "-m", str(path))
