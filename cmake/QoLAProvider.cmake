@@ -220,6 +220,13 @@ endfunction()
 # _qola_served_binary and _qola_served_options for the provider's add_subdirectory().
 function(_qola_provider_serve name details)
   set(_qola_served_source "" PARENT_SCOPE)
+  # Made available before (again, by a sub-project, by two dependencies of a diamond):
+  # nothing to do, as FetchContent does nothing; FetchContent_MakeAvailable() then sets
+  # <name>_SOURCE_DIR and the others in its caller's scope, as for any populated content.
+  FetchContent_GetProperties(${name} POPULATED populated)
+  if(populated)
+    return()
+  endif()
   string(TOLOWER "${name}" key)
   cmake_parse_arguments(arg "EXCLUDE_FROM_ALL;SYSTEM;OVERRIDE_FIND_PACKAGE"
     "GIT_REPOSITORY;GIT_TAG;BINARY_DIR;SOURCE_SUBDIR" "FIND_PACKAGE_ARGS" ${details})

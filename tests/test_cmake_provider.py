@@ -484,12 +484,49 @@ project(app LANGUAGES C)
 include(FetchContent)
 FetchContent_Declare(wrapper GIT_REPOSITORY "{wrapper.as_posix()}" GIT_TAG main)
 FetchContent_MakeAvailable(wrapper)
-file(WRITE "${{CMAKE_BINARY_DIR}}/fetched.txt" "libb=${{WRAPPER_SAW_LIBB}}\\n")
+# libb again, as the project's own too (a diamond's second edge): FetchContent's no-op.
+FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0)
+FetchContent_MakeAvailable(libb)
+file(WRITE "${{CMAKE_BINARY_DIR}}/fetched.txt"
+  "libb=${{WRAPPER_SAW_LIBB}}\\nown=${{libb_SOURCE_DIR}}\\n")
 """)
 
     app.configure("-DQOLA_LOCK=ON")
 
     text = app.manifest.read_text()
     assert "[deps.wrapper]" in text and f'commit = "{upstreams.libb_v2}"\ntag = "v2.0"' in text
-    assert app.fetched() == {"libb": (app.src / "3rdparty" / "libb").as_posix()}
+    libb = (app.src / "3rdparty" / "libb").as_posix()
+    assert app.fetched() == {"libb": libb, "own": libb}
     assert head(app.src / "3rdparty" / "libb" / "extern" / "nested") == upstreams.nested_pin
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_dependency_made_available_twice_is_served_once_as_fetchcontent_does(
+    version: str, tmp_path: Path, upstreams: Upstreams
+) -> None:
+    # The top level and a sub-project (or two dependencies of a diamond) both declare
+    # and make libb available: FetchContent populates it once, the second call a no-op.
+    app = make_app(tmp_path, upstreams, version, "Ninja")
+    (app.src / "CMakeLists.txt").write_text(f"""\
+cmake_minimum_required(VERSION 3.24)
+project(app LANGUAGES C)
+include(FetchContent)
+FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0)
+FetchContent_MakeAvailable(libb)
+add_subdirectory(sub)
+FetchContent_MakeAvailable(libb)
+""")
+    (app.src / "sub").mkdir()
+    (app.src / "sub" / "CMakeLists.txt").write_text(f"""\
+FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0)
+FetchContent_MakeAvailable(libb)
+file(WRITE "${{CMAKE_BINARY_DIR}}/fetched.txt" "libb=${{libb_SOURCE_DIR}}\\n")
+""")
+    app.configure(provider=False)  # FetchContent alone: fine
+    plain = app.build.with_name("plain-build")
+    app.build.rename(plain)
+
+    proc = app.configure("-DQOLA_LOCK=ON", check=False)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert app.fetched() == {"libb": (app.src / "3rdparty" / "libb").as_posix()}
