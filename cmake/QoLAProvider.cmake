@@ -192,15 +192,17 @@ function(_qola_provider_compare name ref url manifest entry)
     _qola_shell_word_now(word_manifest "${manifest}")
     message(WARNING
       "qola: ${name}: GIT_TAG ${ref} does not name the commit ${manifest} pins, ${shown}; "
-      "the build uses the pin. To pin what GIT_TAG names:\n"
-      "    qola bump ${dep} --to ${word_ref} -m ${word_manifest}\n"
-      "or set GIT_TAG to ${back}, what the manifest pins.")
+      "the build uses the pin. To keep it, set GIT_TAG to ${back} (what the manifest "
+      "pins); to pin what GIT_TAG names instead:\n"
+      "    qola bump ${dep} --to ${word_ref} -m ${word_manifest}")
   endif()
   _qola_same_url(same "${url}" "${pinned_url}")
   if(NOT same)
     message(WARNING
       "qola: ${name}: GIT_REPOSITORY ${url} is not the URL ${manifest} fetches ${dep} "
-      "from, ${pinned_url}; the build uses the manifest's. Make the two agree.")
+      "from, ${pinned_url}; the build uses the manifest's. To keep it, set GIT_REPOSITORY "
+      "to ${pinned_url}; to fetch from ${url} instead, edit url in [deps.${dep}] of "
+      "${manifest} (no qola command changes a url).")
   endif()
 endfunction()
 

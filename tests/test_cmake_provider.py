@@ -361,19 +361,29 @@ def test_a_git_tag_no_lock_can_resolve_stops_the_configure_and_writes_nothing(
     assert snapshot(app.src) == before
 
 
-def test_a_git_tag_moved_off_the_pin_is_a_warning_naming_both_and_the_pin_is_built(
+def test_a_git_tag_or_repository_off_the_pin_is_a_warning_naming_both_and_the_pin_is_built(
     tmp_path: Path, upstreams: Upstreams
 ) -> None:
     app = make_app(tmp_path, upstreams, "newest", "Ninja", liba_tag="v1.1")
     pin_both(app, upstreams)
+    libb_url = f"file://{upstreams.libb}"  # the same repository, another URL
+    app.manifest.write_text(app.manifest.read_text().replace(
+        f'url = "{upstreams.libb}"', f'url = "{libb_url}"'))  # fmt: skip
 
     proc = app.configure()
 
     message = flat(proc.stderr)
+    # Neither presumes which side moved (an edited GIT_TAG, or a `qola bump`): keeping
+    # the pin comes first.
     assert (f"qola: LibA: GIT_TAG v1.1 does not name the commit {app.manifest} pins, "
-            f"{upstreams.liba_v1[:12]} (tag v1.0); the build uses the pin.") in message  # fmt: skip
-    assert f"qola bump liba --to v1.1 -m {app.manifest}" in message
-    assert "or set GIT_TAG to v1.0, what the manifest pins." in message
+            f"{upstreams.liba_v1[:12]} (tag v1.0); the build uses the pin. To keep it, set "
+            "GIT_TAG to v1.0 (what the manifest pins); to pin what GIT_TAG names instead: "
+            f"qola bump liba --to v1.1 -m {app.manifest}") in message  # fmt: skip
+    assert (f"qola: libb: GIT_REPOSITORY {upstreams.libb} is not the URL {app.manifest} "
+            f"fetches libb from, {libb_url}; the build uses the manifest's. To keep it, set "
+            f"GIT_REPOSITORY to {libb_url}; to fetch from {upstreams.libb} instead, edit url "
+            f"in [deps.libb] of {app.manifest} (no qola command changes a url)."
+            ) in message  # fmt: skip
     assert head(app.src / "3rdparty" / "liba") == upstreams.liba_v1
     again = app.configure()  # at every configure, fast path included
     assert "GIT_TAG v1.1 does not name the commit" in flat(again.stderr)
