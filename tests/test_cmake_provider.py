@@ -337,11 +337,15 @@ def test_qola_lock_on_pins_every_declaration_and_verify_covers_them(
                             capture_output=True, text=True, check=False)  # fmt: skip
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "2 dependencies match the manifest" in verify.stdout
-    # Locked once: the next configure writes nothing (it runs qola once more for LibA,
-    # whose checkout's stamp holds the manifest as it was before libb's pin), the one
-    # after starts no Python.
-    text = app.manifest.read_text()
-    app.configure()
+    # Locked once: the next configure writes nothing but runs qola once more for LibA,
+    # whose stamp holds the manifest as it was before libb's lock (docs/cmake.md's
+    # walk-through shows it); the one after starts no Python.
+    text, starts = app.manifest.read_text(), app.python_starts()
+    first = app.configure().stdout
+    assert f"-- qola: qola.toml: LibA at its pin {upstreams.liba_tip[:12]}\n" in first
+    assert "-- qola: qola.toml: libb at its pin " in first
+    assert app.python_starts() > starts
+    assert "(tag v2.0), unchanged since the last configure\n" in first
     starts = app.python_starts()
     app.configure()
     assert (app.manifest.read_text(), app.python_starts()) == (text, starts)
