@@ -326,9 +326,10 @@ function(_qola_provider_serve name details)
       if(entry STREQUAL "" AND at GREATER -1)
         list(GET _QOLA_PINS ${at} other)
         list(GET _QOLA_PIN_${other} 0 other)
-        _qola_provider_leave("${name}"
-          "qola's name for it, ${qname}, is one name to CMake with ${other}, which ${manifest} pins"
-          WARNING "renaming the declaration lets qola pin it")
+        string(CONCAT why "qola's name for it, ${qname}, is one name to CMake with "
+          "${other}, which ${manifest} pins")
+        _qola_provider_leave("${name}" "${why}" WARNING
+          "renaming the declaration lets qola pin it")
         return()
       endif()
     endif()
@@ -378,7 +379,7 @@ function(_qola_provider_serve name details)
   _qola_cmake_names(upper "${dep}")
   set(source "${QOLA_${upper}_SOURCE_DIR}")
   FetchContent_SetPopulated(${name} SOURCE_DIR "${source}" BINARY_DIR "${arg_BINARY_DIR}")
-  set_property(GLOBAL PROPERTY _QOLA_PROVIDER_SERVES_${upper} "${lower}")
+  set_property(GLOBAL PROPERTY _QOLA_PROVIDER_SERVES_${upper} "${lower}") # as qname's
 
   # What of the declaration qola does not honour: a line each.
   if(NOT "${arg_SOURCE_DIR}" STREQUAL ""
