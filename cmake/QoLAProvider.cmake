@@ -16,7 +16,8 @@ whose CMakeLists stay as they are:
 Every ``FetchContent_MakeAvailable(<name>)`` of a ``GIT_REPOSITORY`` declaration is then
 served by ``qola_checkout()`` from the manifest (``qola.toml`` in the top-level source
 folder): the dependency of that name (matched without regard to case, as FetchContent
-matches names) is checked out at its pin, with its nested submodules, and added to the
+matches names; a character a qola name cannot hold, as in ``my.lib``, is ``_``) is
+checked out at its pin, with its nested submodules, and added to the
 build as FetchContent would add it (``SOURCE_SUBDIR``; ``SYSTEM`` from CMake 3.25,
 ``EXCLUDE_FROM_ALL`` from 3.28, as FetchContent honours them), into the declaration's
 ``BINARY_DIR``. ``FetchContent_GetProperties(<name>)`` then gives ``<name>_SOURCE_DIR``
@@ -35,7 +36,9 @@ FetchContent keeps its own behaviour for a declaration that is not git (``URL``,
 (``FIND_PACKAGE_ARGS``, or ``FETCHCONTENT_TRY_FIND_PACKAGE_MODE=ALWAYS``), that
 overrides ``find_package()`` (``OVERRIDE_FIND_PACKAGE``), or that runs a
 ``PATCH_COMMAND`` or ``UPDATE_COMMAND`` (qola's patch series does that: a warning says
-so). A ``FETCHCONTENT_SOURCE_DIR_<NAME>`` still wins: FetchContent then asks no
+so), and one whose name gives no qola name, or one that is CMake's name for another
+(``a_b`` beside ``a-b``; a warning): a line at each configure names it. A
+``FETCHCONTENT_SOURCE_DIR_<NAME>`` still wins: FetchContent then asks no
 provider. ``FETCHCONTENT_FULLY_DISCONNECTED`` is qola's ``OFFLINE``.
 
 Cache variables
@@ -114,10 +117,10 @@ function(_qola_same_url out a b)
   endif()
 endfunction()
 
-# Runs `qola lock` for the declaration `name` (ARGN: what follows `lock` on its command
-# line), showing what it reports as it goes; a failure stops the configure with qola's
-# report.
-function(_qola_provider_lock name)
+# Runs `qola lock` for the declaration `name`, whose qola name is `qname` (ARGN: what
+# follows `lock` on its command line), showing what it reports as it goes; a failure stops
+# the configure with qola's report.
+function(_qola_provider_lock name qname)
   _qola_python(python "")
   _qola_require_list_item(interpreter "${python}")
   if(NOT COMMAND _qola_run)
@@ -143,6 +146,12 @@ function(_qola_provider_lock name)
       _qola_exit_meaning(said "${status}")
       set(said "qola lock failed (${said}); what it printed is above")
     endif()
+    if(NOT qname STREQUAL name)
+      # qola knows the declaration by its qola name: quote it as the CMakeLists has it.
+      string(REPLACE "FetchContent_Declare(${qname} " "FetchContent_Declare(${name} "
+        said "${said}")
+      set(name "${name}, which qola knows as ${qname}")
+    endif()
     _qola_indent(said "${said}")
     message(FATAL_ERROR "qola: FetchContent_MakeAvailable(${name}):\n${said}")
   endif()
@@ -152,6 +161,10 @@ function(_qola_provider_lock name)
   string(REPLACE "\n" ";" lines "${stdout}")
   foreach(line IN LISTS lines)
     if(line MATCHES "^(locked|added) ")
+      if(NOT qname STREQUAL name)
+        string(REGEX REPLACE "^locked ${qname}:" "locked ${qname} (FetchContent's ${name}):"
+          line "${line}")
+      endif()
       message(STATUS "qola: ${line}")
     endif()
   endforeach()
@@ -192,15 +205,17 @@ function(_qola_provider_compare name ref url manifest entry)
     _qola_shell_word_now(word_manifest "${manifest}")
     message(WARNING
       "qola: ${name}: GIT_TAG ${ref} does not name the commit ${manifest} pins, ${shown}; "
-      "the build uses the pin. To pin what GIT_TAG names:\n"
-      "    qola bump ${dep} --to ${word_ref} -m ${word_manifest}\n"
-      "or set GIT_TAG to ${back}, what the manifest pins.")
+      "the build uses the pin. To keep it, set GIT_TAG to ${back} (what the manifest "
+      "pins); to pin what GIT_TAG names instead:\n"
+      "    qola bump ${dep} --to ${word_ref} -m ${word_manifest}")
   endif()
   _qola_same_url(same "${url}" "${pinned_url}")
   if(NOT same)
     message(WARNING
       "qola: ${name}: GIT_REPOSITORY ${url} is not the URL ${manifest} fetches ${dep} "
-      "from, ${pinned_url}; the build uses the manifest's. Make the two agree.")
+      "from, ${pinned_url}; the build uses the manifest's. To keep it, set GIT_REPOSITORY "
+      "to ${pinned_url}; to fetch from ${url} instead, edit url in [deps.${dep}] of "
+      "${manifest} (no qola command changes a url).")
   endif()
 endfunction()
 
@@ -214,35 +229,81 @@ function(_qola_shell_word_now out word)
   set(${out} "${word}" PARENT_SCOPE)
 endfunction()
 
+# Leaves the declaration `name` to FetchContent, for the reason `why`: a message of the
+# mode `mode` (STATUS, or WARNING where the declaration asks what qola cannot give), ARGN
+# (joined) its last clause.
+function(_qola_provider_leave name why mode)
+  string(CONCAT more ${ARGN})
+  if(NOT more STREQUAL "")
+    set(more "; ${more}")
+  endif()
+  message(${mode} "qola: ${name}: left to FetchContent (${why}): not pinned by qola, and "
+    "qola verify does not cover it${more}")
+endfunction()
+
 # Serves the declaration `name` (its saved details, the list `details`) when qola
 # should: checks it out with qola_checkout(), marks it populated, and sets, in the
 # caller's scope, _qola_served_source (the folder to add, or "" for none),
 # _qola_served_binary and _qola_served_options for the provider's add_subdirectory().
 function(_qola_provider_serve name details)
   set(_qola_served_source "" PARENT_SCOPE)
-  string(TOLOWER "${name}" key)
+  # Made available before (again, by a sub-project, by two dependencies of a diamond):
+  # nothing to do, as FetchContent does nothing; FetchContent_MakeAvailable() then sets
+  # <name>_SOURCE_DIR and the others in its caller's scope, as for any populated content.
+  FetchContent_GetProperties(${name} POPULATED populated)
+  if(populated)
+    return()
+  endif()
+  string(TOLOWER "${name}" lower) # FetchContent's key
   cmake_parse_arguments(arg "EXCLUDE_FROM_ALL;SYSTEM;OVERRIDE_FIND_PACKAGE"
-    "GIT_REPOSITORY;GIT_TAG;BINARY_DIR;SOURCE_SUBDIR" "FIND_PACKAGE_ARGS" ${details})
+    "GIT_REPOSITORY;GIT_TAG;BINARY_DIR;SOURCE_DIR;SOURCE_SUBDIR;GIT_SUBMODULES_RECURSE"
+    "FIND_PACKAGE_ARGS" ${details})
 
   # What FetchContent keeps for itself.
   if("${arg_GIT_REPOSITORY}" STREQUAL "")
     return() # not git: URL, SVN_REPOSITORY, HG_REPOSITORY, or no declaration at all
   endif()
-  get_property(find_first GLOBAL PROPERTY _FetchContent_${key}_find_package_args DEFINED)
-  get_property(overrides GLOBAL PROPERTY _FetchContent_${key}_override_find_package DEFINED)
-  if(find_first OR overrides OR arg_OVERRIDE_FIND_PACKAGE OR "FIND_PACKAGE_ARGS" IN_LIST details)
-    message(VERBOSE "qola: ${name}: left to FetchContent (find_package() comes first)")
+  get_property(find_first GLOBAL PROPERTY _FetchContent_${lower}_find_package_args DEFINED)
+  get_property(overrides GLOBAL PROPERTY _FetchContent_${lower}_override_find_package DEFINED)
+  if(find_first OR "FIND_PACKAGE_ARGS" IN_LIST details)
+    if("${FETCHCONTENT_TRY_FIND_PACKAGE_MODE}" STREQUAL "ALWAYS")
+      _qola_provider_leave("${name}" "FETCHCONTENT_TRY_FIND_PACKAGE_MODE=ALWAYS" STATUS)
+    else()
+      _qola_provider_leave("${name}" "FIND_PACKAGE_ARGS" STATUS)
+    endif()
+    return()
+  elseif(overrides OR arg_OVERRIDE_FIND_PACKAGE)
+    _qola_provider_leave("${name}" "OVERRIDE_FIND_PACKAGE" STATUS)
     return()
   endif()
   foreach(step IN ITEMS PATCH_COMMAND UPDATE_COMMAND)
     _qola_item_after(command ${step} "${details}")
     if(NOT command STREQUAL "")
-      message(WARNING "qola: ${name}: left to FetchContent, which runs its ${step}; qola "
-        "pins no declaration that changes its sources (a patch series in the manifest, "
-        "patches = \"<folder>\", does that for a pinned dependency)")
+      _qola_provider_leave("${name}" "${step}" WARNING "qola pins no declaration that "
+        "changes its sources (a patch series in the manifest, patches = \"<folder>\", does "
+        "that for a pinned dependency)")
       return()
     endif()
   endforeach()
+
+  # qola's name for it: FetchContent's with what a qola name cannot hold as `_` (my.lib:
+  # my_lib), unless that is no name, or one to CMake (QOLA_<NAME>_SOURCE_DIR ...) with a
+  # declaration qola serves already (a-b, a_b).
+  string(REGEX REPLACE "[^A-Za-z0-9_-]" "_" qname "${name}")
+  if(NOT qname MATCHES "^[A-Za-z0-9]")
+    _qola_provider_leave("${name}" "a qola name starts with a letter or digit" WARNING
+      "renaming the declaration lets qola pin it")
+    return()
+  endif()
+  _qola_cmake_names(upper "${qname}")
+  get_property(claim GLOBAL PROPERTY _QOLA_PROVIDER_SERVES_${upper})
+  if(NOT "${claim}" STREQUAL "" AND NOT claim STREQUAL lower)
+    _qola_provider_leave("${name}"
+      "qola's name for it, ${qname}, is one name to CMake with ${claim}, which qola serves"
+      WARNING "renaming one lets qola pin both")
+    return()
+  endif()
+  string(TOLOWER "${qname}" key) # the pins file's
 
   # Which pin serves it: the pins file, while the manifest is the one it was read from;
   # else qola lock (which writes it).
@@ -260,12 +321,23 @@ function(_qola_provider_serve name details)
         AND digest STREQUAL _QOLA_PINS_SHA256 AND _QOLA_PINS_MANIFEST STREQUAL manifest)
       set(known TRUE)
       set(entry "${_QOLA_PIN_${key}}")
+      _qola_cmake_names(uppers "${_QOLA_PINS}")
+      list(FIND uppers "${upper}" at)
+      if(entry STREQUAL "" AND at GREATER -1)
+        list(GET _QOLA_PINS ${at} other)
+        list(GET _QOLA_PIN_${other} 0 other)
+        string(CONCAT why "qola's name for it, ${qname}, is one name to CMake with "
+          "${other}, which ${manifest} pins")
+        _qola_provider_leave("${name}" "${why}" WARNING
+          "renaming the declaration lets qola pin it")
+        return()
+      endif()
     endif()
   endif()
   if(entry STREQUAL "")
     # Unknown, or known to be unpinned: qola pins it (QOLA_LOCK) or says how to.
     _qola_item_after(ref GIT_TAG "${details}")
-    set(words "${name}" "${arg_GIT_REPOSITORY}")
+    set(words "${qname}" "${arg_GIT_REPOSITORY}")
     if(ref_GIVEN)
       list(APPEND words "${ref}")
     endif()
@@ -280,7 +352,7 @@ function(_qola_provider_serve name details)
     foreach(word IN LISTS words)
       _qola_require_list_item("FetchContent argument" "${word}")
     endforeach()
-    _qola_provider_lock("${name}" ${words})
+    _qola_provider_lock("${name}" "${qname}" ${words})
     set(_QOLA_PIN_${key} "")
     include("${pins}")
     set(entry "${_QOLA_PIN_${key}}")
@@ -307,6 +379,27 @@ function(_qola_provider_serve name details)
   _qola_cmake_names(upper "${dep}")
   set(source "${QOLA_${upper}_SOURCE_DIR}")
   FetchContent_SetPopulated(${name} SOURCE_DIR "${source}" BINARY_DIR "${arg_BINARY_DIR}")
+  set_property(GLOBAL PROPERTY _QOLA_PROVIDER_SERVES_${upper} "${lower}") # as qname's
+
+  # What of the declaration qola does not honour: a line each.
+  if(NOT "${arg_SOURCE_DIR}" STREQUAL ""
+      AND NOT arg_SOURCE_DIR STREQUAL "${FETCHCONTENT_BASE_DIR}/${lower}-src")
+    message(STATUS "qola: ${name}: SOURCE_DIR not used: the checkout is the manifest's "
+      "path, ${source}")
+  endif()
+  _qola_item_after(submodules GIT_SUBMODULES "${details}")
+  set(unused "")
+  if(NOT submodules STREQUAL "")
+    list(APPEND unused "a GIT_SUBMODULES list")
+  endif()
+  if(DEFINED arg_GIT_SUBMODULES_RECURSE AND NOT arg_GIT_SUBMODULES_RECURSE)
+    list(APPEND unused "GIT_SUBMODULES_RECURSE ${arg_GIT_SUBMODULES_RECURSE}")
+  endif()
+  if(NOT unused STREQUAL "")
+    list(JOIN unused " and " unused)
+    message(STATUS "qola: ${name}: ${unused} not honoured: all submodules follow the "
+      "pin's gitlinks, recursively")
+  endif()
 
   # What FetchContent_MakeAvailable() would add_subdirectory(), and how.
   if(NOT "${arg_SOURCE_SUBDIR}" STREQUAL "")

@@ -337,11 +337,15 @@ def test_qola_lock_on_pins_every_declaration_and_verify_covers_them(
                             capture_output=True, text=True, check=False)  # fmt: skip
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "2 dependencies match the manifest" in verify.stdout
-    # Locked once: the next configure writes nothing (it runs qola once more for LibA,
-    # whose checkout's stamp holds the manifest as it was before libb's pin), the one
-    # after starts no Python.
-    text = app.manifest.read_text()
-    app.configure()
+    # Locked once: the next configure writes nothing but runs qola once more for LibA,
+    # whose stamp holds the manifest as it was before libb's lock (docs/cmake.md's
+    # walk-through shows it); the one after starts no Python.
+    text, starts = app.manifest.read_text(), app.python_starts()
+    first = app.configure().stdout
+    assert f"-- qola: qola.toml: LibA at its pin {upstreams.liba_tip[:12]}\n" in first
+    assert "-- qola: qola.toml: libb at its pin " in first
+    assert app.python_starts() > starts
+    assert "(tag v2.0), unchanged since the last configure\n" in first
     starts = app.python_starts()
     app.configure()
     assert (app.manifest.read_text(), app.python_starts()) == (text, starts)
@@ -361,19 +365,29 @@ def test_a_git_tag_no_lock_can_resolve_stops_the_configure_and_writes_nothing(
     assert snapshot(app.src) == before
 
 
-def test_a_git_tag_moved_off_the_pin_is_a_warning_naming_both_and_the_pin_is_built(
+def test_a_git_tag_or_repository_off_the_pin_is_a_warning_naming_both_and_the_pin_is_built(
     tmp_path: Path, upstreams: Upstreams
 ) -> None:
     app = make_app(tmp_path, upstreams, "newest", "Ninja", liba_tag="v1.1")
     pin_both(app, upstreams)
+    libb_url = f"file://{upstreams.libb}"  # the same repository, another URL
+    app.manifest.write_text(app.manifest.read_text().replace(
+        f'url = "{upstreams.libb}"', f'url = "{libb_url}"'))  # fmt: skip
 
     proc = app.configure()
 
     message = flat(proc.stderr)
+    # Neither presumes which side moved (an edited GIT_TAG, or a `qola bump`): keeping
+    # the pin comes first.
     assert (f"qola: LibA: GIT_TAG v1.1 does not name the commit {app.manifest} pins, "
-            f"{upstreams.liba_v1[:12]} (tag v1.0); the build uses the pin.") in message  # fmt: skip
-    assert f"qola bump liba --to v1.1 -m {app.manifest}" in message
-    assert "or set GIT_TAG to v1.0, what the manifest pins." in message
+            f"{upstreams.liba_v1[:12]} (tag v1.0); the build uses the pin. To keep it, set "
+            "GIT_TAG to v1.0 (what the manifest pins); to pin what GIT_TAG names instead: "
+            f"qola bump liba --to v1.1 -m {app.manifest}") in message  # fmt: skip
+    assert (f"qola: libb: GIT_REPOSITORY {upstreams.libb} is not the URL {app.manifest} "
+            f"fetches libb from, {libb_url}; the build uses the manifest's. To keep it, set "
+            f"GIT_REPOSITORY to {libb_url}; to fetch from {upstreams.libb} instead, edit url "
+            f"in [deps.libb] of {app.manifest} (no qola command changes a url)."
+            ) in message  # fmt: skip
     assert head(app.src / "3rdparty" / "liba") == upstreams.liba_v1
     again = app.configure()  # at every configure, fast path included
     assert "GIT_TAG v1.1 does not name the commit" in flat(again.stderr)
@@ -402,9 +416,12 @@ def test_url_find_package_args_and_override_find_package_stay_fetchcontents(
     (app.src / "CMakeLists.txt").write_text(text)
     before = snapshot(app.src)
 
-    app.configure()  # nothing pinned, no QOLA_LOCK: no error, FetchContent did it all
+    proc = app.configure()  # nothing pinned, no QOLA_LOCK: no error, FetchContent did it all
 
     assert snapshot(app.src) == before
+    for name, why in (("libb", "FIND_PACKAGE_ARGS"), ("lib_over", "OVERRIDE_FIND_PACKAGE")):
+        assert (f"-- qola: {name}: left to FetchContent ({why}): not pinned by qola, and qola "
+                "verify does not cover it\n") in proc.stdout  # fmt: skip
     fetched = app.fetched()
     assert fetched["liba_SOURCE_DIR"] == (app.build / "_deps" / "liba-src").as_posix()
     assert fetched["libb_SOURCE_DIR"] == (app.build / "_deps" / "libb-src").as_posix()
@@ -435,33 +452,80 @@ def test_the_pins_file_format_is_the_one_the_provider_reads() -> None:
     assert f"set(_QOLA_PINS_FORMAT_READ {FORMAT})" in PROVIDER.read_text()
 
 
-def test_a_patch_command_is_left_to_fetchcontent_and_an_empty_git_submodules_locks_none(
-    tmp_path: Path, upstreams: Upstreams
+@pytest.mark.parametrize("version", VERSIONS)
+def test_what_qola_cannot_pin_is_left_to_fetchcontent_and_what_it_ignores_is_said(
+    version: str, tmp_path: Path, upstreams: Upstreams
 ) -> None:
-    app = make_app(tmp_path, upstreams, "newest", "Ninja")
+    # LibA runs a PATCH_COMMAND; lib.a is no qola name (lib_a is), and the lib_a beside
+    # it then one to CMake with it; _x is none at all. libb's GIT_SUBMODULES "" locks none.
+    liba, libb = upstreams.liba.as_posix(), upstreams.libb.as_posix()
+    app = make_app(tmp_path, upstreams, version, "Ninja")
     (app.src / "CMakeLists.txt").write_text(f"""\
 cmake_minimum_required(VERSION 3.24)
 project(app LANGUAGES NONE)
 include(FetchContent)
-FetchContent_Declare(LibA GIT_REPOSITORY "{upstreams.liba.as_posix()}" GIT_TAG v1.0
+FetchContent_Declare(lib.a GIT_REPOSITORY "{liba}" GIT_TAG v1.0 SOURCE_SUBDIR none
+  SOURCE_DIR "${{CMAKE_BINARY_DIR}}/my-liba" GIT_SUBMODULES sub GIT_SUBMODULES_RECURSE OFF)
+FetchContent_Declare(LibA GIT_REPOSITORY "{liba}" GIT_TAG v1.0
   PATCH_COMMAND "${{CMAKE_COMMAND}}" -E touch patched.txt)
-FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0
+FetchContent_Declare(libb GIT_REPOSITORY "{libb}" GIT_TAG v2.0
   GIT_SUBMODULES "" SOURCE_SUBDIR none)
-FetchContent_MakeAvailable(LibA libb)
+FetchContent_Declare(lib_a GIT_REPOSITORY "{liba}" GIT_TAG v1.0 SOURCE_SUBDIR none)
+FetchContent_Declare(_x GIT_REPOSITORY "{liba}" GIT_TAG v1.0 SOURCE_SUBDIR none)
+FetchContent_MakeAvailable(lib.a LibA libb lib_a _x)
+set(report "")
+foreach(dep IN ITEMS lib.a lib_a _x)
+  FetchContent_GetProperties(${{dep}})
+  string(APPEND report "${{dep}}=${{${{dep}}_SOURCE_DIR}}\\n")
+endforeach()
+file(WRITE "${{CMAKE_BINARY_DIR}}/fetched.txt" "${{report}}")
 """)
+    before = snapshot(app.src)
+
+    # Unpinned: the error quotes the declaration as the CMakeLists has it, and locks the
+    # qola name.
+    proc = app.configure(check=False)
+    assert proc.returncode != 0
+    message = flat(proc.stderr)
+    assert ("qola: FetchContent_MakeAvailable(lib.a, which qola knows as lib_a): qola: lib_a: "
+            f"FetchContent_Declare(lib.a GIT_REPOSITORY {upstreams.liba} GIT_TAG v1.0) is not "
+            "pinned in") in message  # fmt: skip
+    assert f"qola lock lib_a {upstreams.liba} v1.0 -m {app.manifest}" in message
+    assert snapshot(app.src) == before
 
     proc = app.configure("-DQOLA_LOCK=ON")
 
-    assert ("qola: LibA: left to FetchContent, which runs its PATCH_COMMAND; qola pins no "
-            "declaration that changes its sources") in flat(proc.stderr)  # fmt: skip
+    out, err = proc.stdout, flat(proc.stderr)
+    assert f"-- qola: locked lib_a (FetchContent's lib.a): {upstreams.liba_v1[:12]}" in out
+    assert (f"-- qola: lib.a: SOURCE_DIR not used: the checkout is the manifest's path, "
+            f"{(app.src / '3rdparty' / 'lib_a').as_posix()}\n") in out  # fmt: skip
+    assert ("-- qola: lib.a: a GIT_SUBMODULES list and GIT_SUBMODULES_RECURSE OFF not "
+            "honoured: all submodules follow the pin's gitlinks, recursively\n") in out  # fmt: skip
+    left = "left to FetchContent ({}): not pinned by qola, and qola verify does not cover it; "
+    assert ("qola: LibA: " + left.format("PATCH_COMMAND") + "qola pins no declaration that "
+            "changes its sources") in err  # fmt: skip
+    why = "qola's name for it, lib_a, is one name to CMake with lib.a, which qola serves"
+    assert f"qola: lib_a: {left.format(why)}renaming one lets qola pin both" in err
+    assert ("qola: _x: " + left.format("a qola name starts with a letter or digit")
+            + "renaming the declaration lets qola pin it") in err  # fmt: skip
     assert (app.build / "_deps" / "liba-src" / "patched.txt").is_file()
+    assert app.fetched() == {
+        "lib.a": (app.src / "3rdparty" / "lib_a").as_posix(),  # FetchContent's own name
+        "lib_a": (app.build / "_deps" / "lib_a-src").as_posix(),
+        "_x": (app.build / "_deps" / "_x-src").as_posix(),
+    }
     assert app.manifest.read_text() == (
+        f'[deps.lib_a]\npath = "3rdparty/lib_a"\nurl = "{upstreams.liba}"\n'
+        f'commit = "{upstreams.liba_v1}"\ntag = "v1.0"\n\n'
         f'[deps.libb]\npath = "3rdparty/libb"\nurl = "{upstreams.libb}"\n'
         f'commit = "{upstreams.libb_v2}"\ntag = "v2.0"\nsubmodules = false\n'
     )
-    libb = app.src / "3rdparty" / "libb"
-    assert head(libb) == upstreams.libb_v2
-    assert not (libb / "extern" / "nested" / "nested.h").exists()
+    libb_dir = app.src / "3rdparty" / "libb"
+    assert head(libb_dir) == upstreams.libb_v2
+    assert not (libb_dir / "extern" / "nested" / "nested.h").exists()
+    # The same at the next configure, from the pins file: lib_a is still left.
+    again = flat(app.configure().stderr)
+    assert "qola: lib_a: left to FetchContent (qola's name for it, lib_a" in again
 
 
 def test_a_dependencys_own_fetchcontent_declaration_is_served_and_locked_too(
@@ -484,12 +548,49 @@ project(app LANGUAGES C)
 include(FetchContent)
 FetchContent_Declare(wrapper GIT_REPOSITORY "{wrapper.as_posix()}" GIT_TAG main)
 FetchContent_MakeAvailable(wrapper)
-file(WRITE "${{CMAKE_BINARY_DIR}}/fetched.txt" "libb=${{WRAPPER_SAW_LIBB}}\\n")
+# libb again, as the project's own too (a diamond's second edge): FetchContent's no-op.
+FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0)
+FetchContent_MakeAvailable(libb)
+file(WRITE "${{CMAKE_BINARY_DIR}}/fetched.txt"
+  "libb=${{WRAPPER_SAW_LIBB}}\\nown=${{libb_SOURCE_DIR}}\\n")
 """)
 
     app.configure("-DQOLA_LOCK=ON")
 
     text = app.manifest.read_text()
     assert "[deps.wrapper]" in text and f'commit = "{upstreams.libb_v2}"\ntag = "v2.0"' in text
-    assert app.fetched() == {"libb": (app.src / "3rdparty" / "libb").as_posix()}
+    libb = (app.src / "3rdparty" / "libb").as_posix()
+    assert app.fetched() == {"libb": libb, "own": libb}
     assert head(app.src / "3rdparty" / "libb" / "extern" / "nested") == upstreams.nested_pin
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_dependency_made_available_twice_is_served_once_as_fetchcontent_does(
+    version: str, tmp_path: Path, upstreams: Upstreams
+) -> None:
+    # The top level and a sub-project (or two dependencies of a diamond) both declare
+    # and make libb available: FetchContent populates it once, the second call a no-op.
+    app = make_app(tmp_path, upstreams, version, "Ninja")
+    (app.src / "CMakeLists.txt").write_text(f"""\
+cmake_minimum_required(VERSION 3.24)
+project(app LANGUAGES C)
+include(FetchContent)
+FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0)
+FetchContent_MakeAvailable(libb)
+add_subdirectory(sub)
+FetchContent_MakeAvailable(libb)
+""")
+    (app.src / "sub").mkdir()
+    (app.src / "sub" / "CMakeLists.txt").write_text(f"""\
+FetchContent_Declare(libb GIT_REPOSITORY "{upstreams.libb.as_posix()}" GIT_TAG v2.0)
+FetchContent_MakeAvailable(libb)
+file(WRITE "${{CMAKE_BINARY_DIR}}/fetched.txt" "libb=${{libb_SOURCE_DIR}}\\n")
+""")
+    app.configure(provider=False)  # FetchContent alone: fine
+    plain = app.build.with_name("plain-build")
+    app.build.rename(plain)
+
+    proc = app.configure("-DQOLA_LOCK=ON", check=False)
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert app.fetched() == {"libb": (app.src / "3rdparty" / "libb").as_posix()}
