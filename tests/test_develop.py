@@ -196,7 +196,7 @@ def test_configure_builds_against_the_developers_commit(
     fix = my_fix(te)
     failed = consumer.configure(check=False)
     assert failed.returncode != 0
-    assert " -m qola develop lib` leaves 3rdparty/lib" in flat(failed.stdout + failed.stderr)
+    assert "qola develop lib` leaves 3rdparty/lib" in flat(failed.stdout + failed.stderr)
     assert procs.run("develop", "lib", "-m", str(te / "qola.toml")).returncode == 0
     said = f"developing at {fix[:7]}, 1 commit ahead of the pin"
     for _ in range(2):  # every configure says it: no stamp stands in for the line
