@@ -183,3 +183,56 @@ def test_the_manifest_refuses_every_character_output_escapes():
     from qola.manifest import values
 
     assert values.CONTROL.pattern == safetext.CONTROL.pattern
+
+
+TOKEN_URL = "https://x-access-token:ghp_SECRET@example.invalid/lib.git?private_token=SECRET2"
+
+
+def test_no_url_credentials_reach_any_output(tmp_path: Path, run_qola) -> None:
+    """A manifest URL with a token (a user's, or a CI's that wrote it in): verify's text,
+    JSON and JUnit, and checkout's errors, name the URL without it."""
+    lib = init_repo(tmp_path / "lib")
+    pin = commit_file(lib, "a.txt", "a\n", "a")
+    git(lib, "tag", "-a", "-m", "v1", "v1")
+    root = init_repo(tmp_path / "project")
+    manifest = root / "qola.toml"
+    manifest.write_text(f'[deps.lib]\npath = "3rdparty/lib"\nurl = "{lib}"\ncommit = "{pin}"\n'
+                        'tag = "v1"\n')  # fmt: skip
+    assert run_qola("checkout", "-m", str(manifest)).exit_code == 0
+    clone = root / "3rdparty/lib"
+    commit_file(clone, "b.txt", "b\n", "b")
+    git(clone, "tag", "-f", "-a", "-m", "moved", "v1")  # the clone's label names another commit
+    git(clone, "checkout", "-q", pin)
+    manifest.write_text(manifest.read_text().replace(str(lib), TOKEN_URL))
+    said = []
+    for form in ("text", "json", "junit"):
+        res = run_qola("verify", "--format", form, "-m", str(manifest))
+        assert res.exit_code == 1, res.stdout + res.stderr
+        said.append(res.stdout + res.stderr)
+    assert "fetch -q --force --no-tags 'https://example.invalid/lib.git' refs/tags/v1" in said[0]
+    assert "https://example.invalid/lib.git" in said[1] and "example.invalid" in said[2]
+    # A clone from the URL fails (nothing listens): its error names the URL, without the token.
+    other = manifest.read_text().replace('path = "3rdparty/lib"', 'path = "3rdparty/other"')
+    unreachable = "https://x-access-token:ghp_SECRET@127.0.0.1:9/lib.git"
+    manifest.write_text(other.replace(TOKEN_URL, unreachable))
+    failed = run_qola("checkout", "-m", str(manifest))
+    assert failed.exit_code == 3
+    said.append(failed.stdout + failed.stderr)
+    assert "127.0.0.1:9" in said[-1]
+    for text in said:
+        assert "SECRET" not in text and "x-access-token" not in text
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("clone https://u:p@h.example/x.git into a", "clone https://h.example/x.git into a"),
+        ("'https://tok@h.example/x?t=1' and ssh://me:pw@h/x",
+         "'https://h.example/x' and ssh://me@h/x"),
+        ("git@h.example:o/x.git stays; so does file:///srv/x?y",
+         "git@h.example:o/x.git stays; so does file:///srv/x?y"),
+    ],
+)
+def test_without_credentials_strips_each_url_in_a_text(text: str, shown: str) -> None:
+    assert safetext.without_credentials(text) == shown
+    assert safetext.for_log(text) == shown

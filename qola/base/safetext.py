@@ -64,11 +64,28 @@ def shell_word(value: str) -> str:
     return f"$'{line(escaped)}'"
 
 
+# A URL in a text: its scheme, and everything up to a blank, a quote or an angle bracket.
+_URL = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>`]+""")
+
+
+def without_credentials(text: str) -> str:
+    """text with every URL in it stripped of what would let its reader in (its user and
+    password, its query; an ssh URL's password), as urls.without_credentials strips one:
+    a token in a manifest's URL, or in a remote's, must not reach a CI log."""
+    from qola.base import urls  # lazy: only where a URL is in the text
+
+    if "://" not in text:
+        return text
+    return _URL.sub(lambda found: urls.without_credentials(found.group()), text)
+
+
 def for_log(text: str, commands: bool = False) -> str:
     """text as it may reach a terminal or a log: line breaks and qola's own colour codes
-    kept, every other control character escaped, and no line a CI runner reads as a
-    command. commands: the lines are GitHub workflow commands of qola's own (`verify
-    --format github`), which keep their `::` (their data is escaped by their writer)."""
+    kept, every other control character escaped, no line a CI runner reads as a
+    command, and no URL's credentials. commands: the lines are GitHub workflow commands
+    of qola's own (`verify --format github`), which keep their `::` (their data is
+    escaped by their writer)."""
+    text = without_credentials(text)
     pieces = []
     for piece in re.split(f"({_OWN_COLOUR.pattern})", text):
         if _OWN_COLOUR.fullmatch(piece):
@@ -94,4 +111,4 @@ def json_document(document: Any) -> str:
     """The JSON text of document (indented, ASCII), with every `##[` inside its strings
     written `#\\u0023[`: the same document to a parser, no command to a CI runner."""
     text = json.dumps(document, indent=2)  # ASCII: every control character is escaped
-    return text.replace(_INLINE_COMMAND, "#\\u0023[")
+    return without_credentials(text).replace(_INLINE_COMMAND, "#\\u0023[")

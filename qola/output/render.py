@@ -147,7 +147,9 @@ def _seconds(value: float) -> str:
 
 
 def _xml(text: str) -> str:
-    """text with the characters XML cannot hold shown as \\xNN (ElementTree escapes the rest)."""
+    """text with the characters XML cannot hold shown as \\xNN (ElementTree escapes the rest),
+    and no URL's credentials."""
+    text = safetext.without_credentials(text)
     return _NOT_XML.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
