@@ -861,6 +861,82 @@ def test_a_dependency_not_checked_out_is_drift_with_its_nested_submodules_not_kn
     assert AITER not in graph(bom)  # not known, as with --manifest-only
 
 
+def test_drift_records_no_credentials_and_no_place_of_the_tree(run_qola, te, tmp_path):
+    """verify's `tag` problem names the dependency's URL as the manifest has it, and the
+    clone's absolute path: the document has neither the token nor where the tree is."""
+    secret = f"https://x-access-token:{TOKEN}@github.com/ROCm/aiter.git"
+    te.manifest.write_text(
+        te.manifest.read_text().replace("https://github.com/ROCm/aiter.git", secret)
+    )
+    git(te.root, "commit", "-qam", "token in the url")
+    git(te.aiter, "tag", "-f", "v0.1", "HEAD")  # the clone's label names another commit
+    elsewhere = Te(tmp_path / "elsewhere" / "te")
+    shutil.copytree(te.root, elsewhere.root, symlinks=True)
+    for fmt in ("cyclonedx", "spdx"):
+        res = sbom(run_qola, te, "--format", fmt, "--allow-drift")
+
+        assert res.exit_code == 0, res.stderr
+        assert TOKEN not in res.stdout and "x-access-token" not in res.stdout
+        assert str(te.root) not in res.stdout
+        assert "git -C 3rdparty/aiter fetch -q --force --no-tags " \
+            "https://github.com/ROCm/aiter.git refs/tags/v0.1:refs/tags/v0.1" in res.stdout
+        assert sbom(run_qola, elsewhere, "--format", fmt, "--allow-drift").stdout == res.stdout
+
+
+def test_what_a_message_keeps_in_a_document(te):
+    from qola.manifest import load
+    from qola.sync.inventory import Words
+
+    said = Words(load(te.manifest))
+    assert said(f"git -C {te.root}/3rdparty/aiter fetch https://{TOKEN}@h.example.org/r.git "
+                f"(https://h.example.org/r?private_token={TOKEN}), me:{TOKEN}@h:r.git; "
+                f"in {te.root}: {te.root}2/x file://{te.root}/y") == (
+        "git -C 3rdparty/aiter fetch https://h.example.org/r.git (https://h.example.org/r), "
+        f"me@h:r.git; in .: {te.root}2/x file://{te.root}/y"
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="needs gpg")
+def test_drift_of_a_keyring_gpg_refuses_gives_the_same_bytes_each_run(run_qola, te):
+    """gpg's words name the keybox it makes in a temporary folder of its own each run."""
+    (te.root / "keys").mkdir()
+    (te.root / "keys/junk.asc").write_text("not a key\n")
+    te.manifest.write_text(te.manifest.read_text() + 'keyring = "keys/junk.asc"\n')
+    git(te.root, "add", ".")
+    git(te.root, "commit", "-qm", "a keyring that holds no key")
+    for fmt in ("cyclonedx", "spdx"):
+        first = sbom(run_qola, te, "--format", fmt, "--allow-drift")
+
+        assert first.exit_code == 0, first.stderr
+        assert "signature: keys/junk.asc: gpg imports no public key from it" in first.stdout
+        assert "qola-keys-" not in first.stdout
+        assert sbom(run_qola, te, "--format", fmt, "--allow-drift").stdout == first.stdout
+
+
+def test_drift_of_a_missing_patched_dependency_keeps_its_patches(run_qola, te, tmp_path):
+    """Recorded as the manifest pins it, as --manifest-only records it: with its patches."""
+    shutil.rmtree(te.aiter)
+    manifest_only = {fmt: sbom(run_qola, te, "--format", fmt, "--manifest-only")
+                     for fmt in ("cyclonedx", "spdx")}  # fmt: skip
+    cyclonedx = sbom(run_qola, te, "--allow-drift")
+    spdx = sbom(run_qola, te, "--allow-drift", "--format", "spdx")
+
+    assert (cyclonedx.exit_code, spdx.exit_code) == (0, 0), cyclonedx.stderr + spdx.stderr
+    assert cyclonedx_problems(cyclonedx.stdout) == []
+    assert spdx_problems(spdx.stdout, tmp_path) == []
+    aiter = components(json.loads(cyclonedx.stdout))[AITER]
+    assert aiter["pedigree"] == (
+        components(json.loads(manifest_only["cyclonedx"].stdout))[AITER]["pedigree"]
+    )
+    document = json.loads(spdx.stdout)
+    [patch] = document["files"]
+    assert patch["fileName"] == f"./patches/aiter/{PATCH}"
+    package, upstream = "SPDXRef-Package-3rdparty-aiter", "SPDXRef-Upstream-3rdparty-aiter"
+    assert {(package, "DESCENDANT_OF", upstream), (patch["SPDXID"], "PATCH_FOR", upstream),
+            (patch["SPDXID"], "PATCH_APPLIED", package)} <= relations(document)  # fmt: skip
+    assert json.loads(manifest_only["spdx"].stdout)["files"] == document["files"]
+
+
 def test_a_patch_that_is_not_utf8_is_written_base64(run_qola, upstreams, tmp_path):
     te = make_te(tmp_path / "te", upstreams, {PATCH: upstreams.patch}, checkout=False)
     latin1 = b"Subject: [PATCH] caf\xe9\n\ndiff --git a/aiter.py b/aiter.py\n"
