@@ -401,6 +401,23 @@ def test_a_source_date_epoch_that_is_no_number_is_refused_and_nothing_is_written
     assert not out.exists()
 
 
+@pytest.mark.parametrize("value", ["253402300800", "99999999999999999999"])
+@pytest.mark.parametrize("fmt", ["cyclonedx", "spdx"])
+def test_a_source_date_epoch_after_the_year_9999_is_refused(run_qola, te, tmp_path, fmt, value):
+    out = tmp_path / "bom.json"
+    res = sbom(run_qola, te, "--format", fmt, "-o", str(out), env={"SOURCE_DATE_EPOCH": value})
+
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: SOURCE_DATE_EPOCH: {value} seconds since 1970-01-01 UTC is after 9999-12-31 "
+        "23:59:59 UTC, the last time a document can be dated\n"
+        "hint: fix or unset SOURCE_DATE_EPOCH (it dates the document)\n"
+    )
+    assert not out.exists()
+    last = sbom(run_qola, te, "--format", fmt, env={"SOURCE_DATE_EPOCH": "253402300799"})
+    assert last.exit_code == 0, last.stderr
+
+
 def test_manifest_only_from_a_clone_with_no_dependency_checked_out(
     run_qola, te, upstreams, tmp_path
 ):

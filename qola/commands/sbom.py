@@ -17,6 +17,9 @@ from qola.sync import inventory, verify_index
 from qola.sync.verify import Report
 from qola.sync.verify import verify as run_verify
 
+# 9999-12-31T23:59:59Z: the last time Python's datetime (and SPDX's date format) holds.
+_LAST_SECOND = 253402300799
+
 
 class SbomOptions(NamedTuple):
     """What `sbom` makes and from what: its options, from click."""
@@ -85,4 +88,12 @@ def _source_date_epoch(value: str | None) -> int | None:
             f"{value!r} is not a whole number of seconds since 1970-01-01 UTC",
             "fix or unset SOURCE_DATE_EPOCH (it dates the document)",
         )
-    return int(value)
+    seconds = int(value)
+    if seconds > _LAST_SECOND:
+        raise UsageError(
+            "SOURCE_DATE_EPOCH",
+            f"{value} seconds since 1970-01-01 UTC is after 9999-12-31 23:59:59 UTC, the last "
+            "time a document can be dated",
+            "fix or unset SOURCE_DATE_EPOCH (it dates the document)",
+        )
+    return seconds
