@@ -418,6 +418,47 @@ def test_a_source_date_epoch_after_the_year_9999_is_refused(run_qola, te, tmp_pa
     assert last.exit_code == 0, last.stderr
 
 
+@pytest.mark.parametrize("where", ["nodir/x.json", "file/x.json", "/proc/x.json"])
+def test_an_output_file_that_cannot_be_written_is_named_with_why(run_qola, te, tmp_path, where):
+    """Exit 3, the file named (not the temporary one qola writes first) with why and what to
+    do; nothing left behind, no folder made."""
+    if where.startswith("/proc") and not Path("/proc/self").is_dir():
+        pytest.skip("needs /proc")
+    (tmp_path / "file").write_text("a file, not a folder\n")
+    target = tmp_path / where
+    before = sorted(tmp_path.iterdir())
+
+    res = sbom(run_qola, te, "-o", str(target))
+
+    assert res.exit_code == 3
+    assert res.stdout == ""
+    folder = target.parent
+    why = {
+        "nodir/x.json": f"the folder {folder} does not exist",
+        "file/x.json": f"the folder {folder} is not a folder",
+        "/proc/x.json": "no file can be made in /proc (No such file or directory)",
+    }[where]
+    create = "" if where.startswith("/proc") else "create it, or "
+    assert res.stderr == (
+        f"qola: {target}: cannot write the bill of materials: {why}\n"
+        f"hint: {create}name a FILE in a folder you can write to (-o - writes it to stdout)\n"
+    )
+    assert sorted(tmp_path.iterdir()) == before
+    assert not folder.is_dir() or where.startswith("/proc")
+
+
+def test_output_dash_is_stdout_and_dot_slash_dash_a_file(run_qola, te, tmp_path):
+    plain = sbom(run_qola, te)
+    res = run_qola("sbom", "-m", str(te.manifest), "-o", "-", cwd=tmp_path)
+
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == plain.stdout
+    assert list(tmp_path.iterdir()) == [te.root]
+    named = run_qola("sbom", "-m", str(te.manifest), "-o", "./-", cwd=tmp_path)
+    assert named.exit_code == 0, named.stderr
+    assert (tmp_path / "-").read_text() == plain.stdout
+
+
 def test_manifest_only_from_a_clone_with_no_dependency_checked_out(
     run_qola, te, upstreams, tmp_path
 ):

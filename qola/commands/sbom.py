@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from qola import __version__
 from qola.base import console, safetext
-from qola.base.errors import MismatchError, UsageError
+from qola.base.errors import EXIT_GIT, MismatchError, QolaError, UsageError
 from qola.commands.session import Common, session
 from qola.output import sbom as documents
 from qola.repo import store
@@ -51,13 +51,38 @@ def sbom(common: Common, opts: SbomOptions) -> int:
     if opts.out is None:
         console.result(text, end="")
     else:
-        path = Path(os.path.abspath(opts.out))
-        store.write_file(path, text.encode("ascii"), path.parent)
+        _write(opts.out, text)
         console.note(f"wrote {safetext.path(str(opts.out))} ({opts.fmt}, "
                      f"{len(found.components)} components)")  # fmt: skip
     if not found.ok:
         console.warning(f"{_failures(report)} recorded as drift in the document (--allow-drift)")
     return 0
+
+
+class OutputError(QolaError):
+    """-o FILE could not be written; nothing was left behind."""
+
+    exit_code = EXIT_GIT
+
+
+def _write(out: Path, text: str) -> None:
+    """text into the file out, atomically; OutputError saying why not."""
+    path = Path(os.path.abspath(out))
+    folder = path.parent
+    try:
+        store.write_file(path, text.encode("ascii"), folder)
+    except OSError as error:
+        if not folder.is_dir():
+            what = "does not exist" if not folder.exists() else "is not a folder"
+            why, hint = f"the folder {safetext.path(str(folder))} {what}", "create it, or "
+        else:
+            why = (f"no file can be made in {safetext.path(str(folder))} "
+                   f"({error.strerror or error})")  # fmt: skip
+            hint = ""
+        raise OutputError(
+            safetext.path(str(out)), f"cannot write the bill of materials: {why}",
+            f"{hint}name a FILE in a folder you can write to (-o - writes it to stdout)",
+        ) from None
 
 
 def _refusal(report: Report, opts: SbomOptions) -> str:
