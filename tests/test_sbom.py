@@ -652,6 +652,30 @@ def test_credentials_are_stripped_and_each_host_gets_its_purl(run_qola, upstream
     }
 
 
+@pytest.mark.parametrize(
+    ("url", "purl"),
+    [
+        ("https://github.com/o/na%20me.git", "pkg:github/o/na%20me@SHA"),  # not %2520
+        ("https://gitlab.com/g/s%C3%BCb/lib.git", "pkg:gitlab/g/s%C3%BCb/lib@SHA"),
+        ("git@github.com:o/r.git", "pkg:github/o/r@SHA"),
+        # %2F would split a name: a generic purl, the URL (as is) in its vcs_url
+        ("https://github.com/o/a%2Fb.git",
+         "pkg:generic/lib@SHA?vcs_url=git%2Bhttps://github.com/o/a%252Fb.git%40SHA"),
+    ],
+)
+def test_a_url_path_is_decoded_once_into_its_purl(url: str, purl: str) -> None:
+    from packageurl import PackageURL
+
+    from qola.output.sbom_common import purl as purl_of
+    from qola.sync.inventory import Component
+
+    found = purl_of(Component("lib", "3rdparty/lib", url, "SHA", None, None))
+    assert found == purl
+    parsed = PackageURL.from_string(found)
+    if parsed.type != "generic":
+        assert parsed.name == url.removesuffix(".git").rpartition("/")[2].replace("%20", " ")
+
+
 def test_sbom_without_its_extra_says_what_to_install(te, tmp_path):
     """In a virtual environment of its own that has qola's dependencies but not the sbom
     extra: exit 2 naming the packages and the pip command; with them there, it works."""
