@@ -762,6 +762,22 @@ MIT_BODY = "Copyright (c) 2024 Someone\n\nPermission is hereby granted, free of 
         ("BSD-3-Clause\n\nCopyright (c) 2024\n", "BSD-3-Clause"),  # an SPDX id, alone
         ("BSD-3-Clause and more\n", None),
         ("", None),
+        # More than the license in the file: no guess
+        (APACHE_2 + "\n--- LLVM Exceptions to the Apache 2.0 License ----\n\nAs an exception, "
+         "if, as a result of your compiling your source code, portions\n",
+         "Apache-2.0 WITH LLVM-exception"),  # an exception SPDX names
+        (APACHE_2 + "\n## Runtime Library Exception to the Apache 2.0 License: ##\n\n"
+         "    As an exception, if you use this Software to compile your source code\n", None),
+        (APACHE_2 + "\n   APPENDIX: How to apply the Apache License to your work.\n",
+         "Apache-2.0"),  # the license's own appendix
+        ("MIT License\n\nCopyright (c) 2024 X\n\nPermission is hereby granted ... for "
+         "non-commercial use only ...\n", None),
+        ("MIT License\n\n" + MIT_BODY + "\n" + GPL_3, None),
+        ("MIT\n\nexcept files under third_party/, which are GPL-3.0-only\n", None),
+        ("MIT\n\nexcept files under third_party/, which are BSD-3-Clause\n", None),
+        ("BSD 3-Clause License\n\n1. ...\n2. ...\n3. ...\n4. All advertising materials must "
+         "display ...\n", None),
+        ("BSD 3-Clause License\n\n1. ...\n2. ...\n3. Neither the name ...\n", "BSD-3-Clause"),
     ],
 )
 def test_what_one_license_file_declares(text: str, found: str | None) -> None:
@@ -795,6 +811,9 @@ def test_what_the_license_files_declare_together(files: dict[str, str], found: s
         ("SPDX-License-Identifier: Foo-1.0\n", None),  # no SPDX license
         ("SPDX-License-Identifier: LicenseRef-mine\n", None),  # no text for it in a document
         ("SPDX-License-Identifier: MIT AND (\n", None),
+        (APACHE_2 + "\n--- LLVM Exceptions to the Apache 2.0 License ----\n",
+         "Apache-2.0 WITH LLVM-exception"),
+        ("MIT\n\nexcept third_party/, which is Zlib-acknowledgement\n", None),
     ],
 )
 def test_a_declared_expression_is_taken_only_as_the_spdx_license_list_knows_it(
