@@ -181,9 +181,9 @@ def verify(
     "-o",
     "--output",
     "out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False, allow_dash=True),
     metavar="FILE",
-    help="Write the document to FILE (default: stdout).",
+    help="Write the document to FILE (default, or FILE -: stdout).",
 )
 @click.option(
     "--manifest-only",
@@ -198,7 +198,7 @@ def verify(
 )
 @handle_errors
 def sbom(
-    common: Common, fmt: str, out: Path | None, manifest_only: bool, allow_drift: bool
+    common: Common, fmt: str, out: str | None, manifest_only: bool, allow_drift: bool
 ) -> None:
     """A bill of materials of the pins: the root, every dependency and nested submodule
     (commit, tag, URL without credentials, package URL, license where its tree declares
@@ -206,7 +206,9 @@ def sbom(
     the same bytes. Needs qola's sbom extra (the formats' own libraries)."""
     from qola.commands import sbom as making  # lazy: each command loads its own
 
-    opts = making.SbomOptions(fmt, out, manifest_only, allow_drift)
+    # "-" is stdout; a file of that name is ./- (as a str: Path("./-") would be "-").
+    written = None if out in (None, "-") else Path(out)
+    opts = making.SbomOptions(fmt, written, manifest_only, allow_drift)
     sys.exit(making.sbom(common, opts))
 
 

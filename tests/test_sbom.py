@@ -401,6 +401,64 @@ def test_a_source_date_epoch_that_is_no_number_is_refused_and_nothing_is_written
     assert not out.exists()
 
 
+@pytest.mark.parametrize("value", ["253402300800", "99999999999999999999"])
+@pytest.mark.parametrize("fmt", ["cyclonedx", "spdx"])
+def test_a_source_date_epoch_after_the_year_9999_is_refused(run_qola, te, tmp_path, fmt, value):
+    out = tmp_path / "bom.json"
+    res = sbom(run_qola, te, "--format", fmt, "-o", str(out), env={"SOURCE_DATE_EPOCH": value})
+
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"qola: SOURCE_DATE_EPOCH: {value} seconds since 1970-01-01 UTC is after 9999-12-31 "
+        "23:59:59 UTC, the last time a document can be dated\n"
+        "hint: fix or unset SOURCE_DATE_EPOCH (it dates the document)\n"
+    )
+    assert not out.exists()
+    last = sbom(run_qola, te, "--format", fmt, env={"SOURCE_DATE_EPOCH": "253402300799"})
+    assert last.exit_code == 0, last.stderr
+
+
+@pytest.mark.parametrize("where", ["nodir/x.json", "file/x.json", "/proc/x.json"])
+def test_an_output_file_that_cannot_be_written_is_named_with_why(run_qola, te, tmp_path, where):
+    """Exit 3, the file named (not the temporary one qola writes first) with why and what to
+    do; nothing left behind, no folder made."""
+    if where.startswith("/proc") and not Path("/proc/self").is_dir():
+        pytest.skip("needs /proc")
+    (tmp_path / "file").write_text("a file, not a folder\n")
+    target = tmp_path / where
+    before = sorted(tmp_path.iterdir())
+
+    res = sbom(run_qola, te, "-o", str(target))
+
+    assert res.exit_code == 3
+    assert res.stdout == ""
+    folder = target.parent
+    why = {
+        "nodir/x.json": f"the folder {folder} does not exist",
+        "file/x.json": f"the folder {folder} is not a folder",
+        "/proc/x.json": "no file can be made in /proc (No such file or directory)",
+    }[where]
+    create = "" if where.startswith("/proc") else "create it, or "
+    assert res.stderr == (
+        f"qola: {target}: cannot write the bill of materials: {why}\n"
+        f"hint: {create}name a FILE in a folder you can write to (-o - writes it to stdout)\n"
+    )
+    assert sorted(tmp_path.iterdir()) == before
+    assert not folder.is_dir() or where.startswith("/proc")
+
+
+def test_output_dash_is_stdout_and_dot_slash_dash_a_file(run_qola, te, tmp_path):
+    plain = sbom(run_qola, te)
+    res = run_qola("sbom", "-m", str(te.manifest), "-o", "-", cwd=tmp_path)
+
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == plain.stdout
+    assert list(tmp_path.iterdir()) == [te.root]
+    named = run_qola("sbom", "-m", str(te.manifest), "-o", "./-", cwd=tmp_path)
+    assert named.exit_code == 0, named.stderr
+    assert (tmp_path / "-").read_text() == plain.stdout
+
+
 def test_manifest_only_from_a_clone_with_no_dependency_checked_out(
     run_qola, te, upstreams, tmp_path
 ):
@@ -594,6 +652,30 @@ def test_credentials_are_stripped_and_each_host_gets_its_purl(run_qola, upstream
     }
 
 
+@pytest.mark.parametrize(
+    ("url", "purl"),
+    [
+        ("https://github.com/o/na%20me.git", "pkg:github/o/na%20me@SHA"),  # not %2520
+        ("https://gitlab.com/g/s%C3%BCb/lib.git", "pkg:gitlab/g/s%C3%BCb/lib@SHA"),
+        ("git@github.com:o/r.git", "pkg:github/o/r@SHA"),
+        # %2F would split a name: a generic purl, the URL (as is) in its vcs_url
+        ("https://github.com/o/a%2Fb.git",
+         "pkg:generic/lib@SHA?vcs_url=git%2Bhttps://github.com/o/a%252Fb.git%40SHA"),
+    ],
+)
+def test_a_url_path_is_decoded_once_into_its_purl(url: str, purl: str) -> None:
+    from packageurl import PackageURL
+
+    from qola.output.sbom_common import purl as purl_of
+    from qola.sync.inventory import Component
+
+    found = purl_of(Component("lib", "3rdparty/lib", url, "SHA", None, None))
+    assert found == purl
+    parsed = PackageURL.from_string(found)
+    if parsed.type != "generic":
+        assert parsed.name == url.removesuffix(".git").rpartition("/")[2].replace("%20", " ")
+
+
 def test_sbom_without_its_extra_says_what_to_install(te, tmp_path):
     """In a virtual environment of its own that has qola's dependencies but not the sbom
     extra: exit 2 naming the packages and the pip command; with them there, it works."""
@@ -680,6 +762,22 @@ MIT_BODY = "Copyright (c) 2024 Someone\n\nPermission is hereby granted, free of 
         ("BSD-3-Clause\n\nCopyright (c) 2024\n", "BSD-3-Clause"),  # an SPDX id, alone
         ("BSD-3-Clause and more\n", None),
         ("", None),
+        # More than the license in the file: no guess
+        (APACHE_2 + "\n--- LLVM Exceptions to the Apache 2.0 License ----\n\nAs an exception, "
+         "if, as a result of your compiling your source code, portions\n",
+         "Apache-2.0 WITH LLVM-exception"),  # an exception SPDX names
+        (APACHE_2 + "\n## Runtime Library Exception to the Apache 2.0 License: ##\n\n"
+         "    As an exception, if you use this Software to compile your source code\n", None),
+        (APACHE_2 + "\n   APPENDIX: How to apply the Apache License to your work.\n",
+         "Apache-2.0"),  # the license's own appendix
+        ("MIT License\n\nCopyright (c) 2024 X\n\nPermission is hereby granted ... for "
+         "non-commercial use only ...\n", None),
+        ("MIT License\n\n" + MIT_BODY + "\n" + GPL_3, None),
+        ("MIT\n\nexcept files under third_party/, which are GPL-3.0-only\n", None),
+        ("MIT\n\nexcept files under third_party/, which are BSD-3-Clause\n", None),
+        ("BSD 3-Clause License\n\n1. ...\n2. ...\n3. ...\n4. All advertising materials must "
+         "display ...\n", None),
+        ("BSD 3-Clause License\n\n1. ...\n2. ...\n3. Neither the name ...\n", "BSD-3-Clause"),
     ],
 )
 def test_what_one_license_file_declares(text: str, found: str | None) -> None:
@@ -713,6 +811,9 @@ def test_what_the_license_files_declare_together(files: dict[str, str], found: s
         ("SPDX-License-Identifier: Foo-1.0\n", None),  # no SPDX license
         ("SPDX-License-Identifier: LicenseRef-mine\n", None),  # no text for it in a document
         ("SPDX-License-Identifier: MIT AND (\n", None),
+        (APACHE_2 + "\n--- LLVM Exceptions to the Apache 2.0 License ----\n",
+         "Apache-2.0 WITH LLVM-exception"),
+        ("MIT\n\nexcept third_party/, which is Zlib-acknowledgement\n", None),
     ],
 )
 def test_a_declared_expression_is_taken_only_as_the_spdx_license_list_knows_it(
@@ -859,6 +960,82 @@ def test_a_dependency_not_checked_out_is_drift_with_its_nested_submodules_not_kn
         properties(aiter)
     )  # fmt: skip
     assert AITER not in graph(bom)  # not known, as with --manifest-only
+
+
+def test_drift_records_no_credentials_and_no_place_of_the_tree(run_qola, te, tmp_path):
+    """verify's `tag` problem names the dependency's URL as the manifest has it, and the
+    clone's absolute path: the document has neither the token nor where the tree is."""
+    secret = f"https://x-access-token:{TOKEN}@github.com/ROCm/aiter.git"
+    te.manifest.write_text(
+        te.manifest.read_text().replace("https://github.com/ROCm/aiter.git", secret)
+    )
+    git(te.root, "commit", "-qam", "token in the url")
+    git(te.aiter, "tag", "-f", "v0.1", "HEAD")  # the clone's label names another commit
+    elsewhere = Te(tmp_path / "elsewhere" / "te")
+    shutil.copytree(te.root, elsewhere.root, symlinks=True)
+    for fmt in ("cyclonedx", "spdx"):
+        res = sbom(run_qola, te, "--format", fmt, "--allow-drift")
+
+        assert res.exit_code == 0, res.stderr
+        assert TOKEN not in res.stdout and "x-access-token" not in res.stdout
+        assert str(te.root) not in res.stdout
+        assert "git -C 3rdparty/aiter fetch -q --force --no-tags " \
+            "https://github.com/ROCm/aiter.git refs/tags/v0.1:refs/tags/v0.1" in res.stdout
+        assert sbom(run_qola, elsewhere, "--format", fmt, "--allow-drift").stdout == res.stdout
+
+
+def test_what_a_message_keeps_in_a_document(te):
+    from qola.manifest import load
+    from qola.sync.inventory import Words
+
+    said = Words(load(te.manifest))
+    assert said(f"git -C {te.root}/3rdparty/aiter fetch https://{TOKEN}@h.example.org/r.git "
+                f"(https://h.example.org/r?private_token={TOKEN}), me:{TOKEN}@h:r.git; "
+                f"in {te.root}: {te.root}2/x file://{te.root}/y") == (
+        "git -C 3rdparty/aiter fetch https://h.example.org/r.git (https://h.example.org/r), "
+        f"me@h:r.git; in .: {te.root}2/x file://{te.root}/y"
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("gpg") is None, reason="needs gpg")
+def test_drift_of_a_keyring_gpg_refuses_gives_the_same_bytes_each_run(run_qola, te):
+    """gpg's words name the keybox it makes in a temporary folder of its own each run."""
+    (te.root / "keys").mkdir()
+    (te.root / "keys/junk.asc").write_text("not a key\n")
+    te.manifest.write_text(te.manifest.read_text() + 'keyring = "keys/junk.asc"\n')
+    git(te.root, "add", ".")
+    git(te.root, "commit", "-qm", "a keyring that holds no key")
+    for fmt in ("cyclonedx", "spdx"):
+        first = sbom(run_qola, te, "--format", fmt, "--allow-drift")
+
+        assert first.exit_code == 0, first.stderr
+        assert "signature: keys/junk.asc: gpg imports no public key from it" in first.stdout
+        assert "qola-keys-" not in first.stdout
+        assert sbom(run_qola, te, "--format", fmt, "--allow-drift").stdout == first.stdout
+
+
+def test_drift_of_a_missing_patched_dependency_keeps_its_patches(run_qola, te, tmp_path):
+    """Recorded as the manifest pins it, as --manifest-only records it: with its patches."""
+    shutil.rmtree(te.aiter)
+    manifest_only = {fmt: sbom(run_qola, te, "--format", fmt, "--manifest-only")
+                     for fmt in ("cyclonedx", "spdx")}  # fmt: skip
+    cyclonedx = sbom(run_qola, te, "--allow-drift")
+    spdx = sbom(run_qola, te, "--allow-drift", "--format", "spdx")
+
+    assert (cyclonedx.exit_code, spdx.exit_code) == (0, 0), cyclonedx.stderr + spdx.stderr
+    assert cyclonedx_problems(cyclonedx.stdout) == []
+    assert spdx_problems(spdx.stdout, tmp_path) == []
+    aiter = components(json.loads(cyclonedx.stdout))[AITER]
+    assert aiter["pedigree"] == (
+        components(json.loads(manifest_only["cyclonedx"].stdout))[AITER]["pedigree"]
+    )
+    document = json.loads(spdx.stdout)
+    [patch] = document["files"]
+    assert patch["fileName"] == f"./patches/aiter/{PATCH}"
+    package, upstream = "SPDXRef-Package-3rdparty-aiter", "SPDXRef-Upstream-3rdparty-aiter"
+    assert {(package, "DESCENDANT_OF", upstream), (patch["SPDXID"], "PATCH_FOR", upstream),
+            (patch["SPDXID"], "PATCH_APPLIED", package)} <= relations(document)  # fmt: skip
+    assert json.loads(manifest_only["spdx"].stdout)["files"] == document["files"]
 
 
 def test_a_patch_that_is_not_utf8_is_written_base64(run_qola, upstreams, tmp_path):

@@ -6,6 +6,7 @@ What is removed, and why: docs/sbom.md, "Credentials"."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import PurePosixPath
 from typing import NamedTuple
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -15,6 +16,14 @@ SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?[^/:\s]+:(?!//)")
 # Where the part before '@' is a login (ssh's user), not a secret: it is kept, its password not.
 _LOGIN_SCHEMES = ("ssh", "git+ssh", "ssh+git")
 _SCP = re.compile(r"^(?:([^@/\s]+)@)?([^/:\s]+):(.*)$", re.S)
+# In a text: what has the shape of a URL (scheme://...), up to a space or a quote.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"`<>]+")
+# Punctuation a URL in a sentence is followed by, not part of it.
+_TRAILING = ".,;:!)]}"
+# In a text: an scp-like user:password@host:path.
+_SCP_SECRET_IN_TEXT = re.compile(
+    r"(?<![^\s'\"`(=])([^\s@/:'\"`]+):[^\s@/'\"`]+@([^\s/:'\"`]+):(?!//)"
+)
 
 
 class Place(NamedTuple):
@@ -48,6 +57,32 @@ def without_credentials(url: str) -> str:
     elif scheme[1].lower() != "file":
         query = ""
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _stripped_or_cut(url: str) -> str:
+    """without_credentials(url), for a URL-shaped text that may not parse as one: then
+    everything before an '@' of its authority, and its query, cut."""
+    try:
+        return without_credentials(url)
+    except ValueError:  # urlsplit: an authority it refuses ("Invalid IPv6 URL")
+        cut = re.sub(r"^([^:]+://)[^/?#]*@", r"\1", url)
+        return cut.partition("?")[0]
+
+
+def scrubbed(text: str, known: Iterable[str] = ()) -> str:
+    """text (a message, to be written where others read it) with each URL in it written
+    without credentials: each of known as it is spelled, then whatever has the shape of
+    one: scheme://user:password@host/...?query, and scp-like user:password@host:path."""
+    for url in sorted({url for url in known if url}, key=len, reverse=True):
+        text = text.replace(url, _stripped_or_cut(url))
+
+    def stripped(found: re.Match[str]) -> str:
+        url = found[0]
+        body = url.rstrip(_TRAILING)
+        return _stripped_or_cut(body) + url[len(body):]
+
+    text = _URL_IN_TEXT.sub(stripped, text)
+    return _SCP_SECRET_IN_TEXT.sub(r"\1@\2:", text)
 
 
 def as_uri(url: str) -> str:

@@ -9,13 +9,16 @@ from typing import NamedTuple
 
 from qola import __version__
 from qola.base import console, safetext
-from qola.base.errors import MismatchError, UsageError
+from qola.base.errors import EXIT_GIT, MismatchError, QolaError, UsageError
 from qola.commands.session import Common, session
 from qola.output import sbom as documents
 from qola.repo import store
 from qola.sync import inventory, verify_index
 from qola.sync.verify import Report
 from qola.sync.verify import verify as run_verify
+
+# 9999-12-31T23:59:59Z: the last time Python's datetime (and SPDX's date format) holds.
+_LAST_SECOND = 253402300799
 
 
 class SbomOptions(NamedTuple):
@@ -48,13 +51,38 @@ def sbom(common: Common, opts: SbomOptions) -> int:
     if opts.out is None:
         console.result(text, end="")
     else:
-        path = Path(os.path.abspath(opts.out))
-        store.write_file(path, text.encode("ascii"), path.parent)
+        _write(opts.out, text)
         console.note(f"wrote {safetext.path(str(opts.out))} ({opts.fmt}, "
                      f"{len(found.components)} components)")  # fmt: skip
     if not found.ok:
         console.warning(f"{_failures(report)} recorded as drift in the document (--allow-drift)")
     return 0
+
+
+class OutputError(QolaError):
+    """-o FILE could not be written; nothing was left behind."""
+
+    exit_code = EXIT_GIT
+
+
+def _write(out: Path, text: str) -> None:
+    """text into the file out, atomically; OutputError saying why not."""
+    path = Path(os.path.abspath(out))
+    folder = path.parent
+    try:
+        store.write_file(path, text.encode("ascii"), folder)
+    except OSError as error:
+        if not folder.is_dir():
+            what = "does not exist" if not folder.exists() else "is not a folder"
+            why, hint = f"the folder {safetext.path(str(folder))} {what}", "create it, or "
+        else:
+            why = (f"no file can be made in {safetext.path(str(folder))} "
+                   f"({error.strerror or error})")  # fmt: skip
+            hint = ""
+        raise OutputError(
+            safetext.path(str(out)), f"cannot write the bill of materials: {why}",
+            f"{hint}name a FILE in a folder you can write to (-o - writes it to stdout)",
+        ) from None
 
 
 def _refusal(report: Report, opts: SbomOptions) -> str:
@@ -85,4 +113,12 @@ def _source_date_epoch(value: str | None) -> int | None:
             f"{value!r} is not a whole number of seconds since 1970-01-01 UTC",
             "fix or unset SOURCE_DATE_EPOCH (it dates the document)",
         )
-    return int(value)
+    seconds = int(value)
+    if seconds > _LAST_SECOND:
+        raise UsageError(
+            "SOURCE_DATE_EPOCH",
+            f"{value} seconds since 1970-01-01 UTC is after 9999-12-31 23:59:59 UTC, the last "
+            "time a document can be dated",
+            "fix or unset SOURCE_DATE_EPOCH (it dates the document)",
+        )
+    return seconds

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from qola.base import licenses, urls
 
@@ -35,6 +36,10 @@ def purl(component: Component) -> str:
         host, path = urls.place(url)
         kind = _HOSTS.get(host)
         parts = path.removesuffix(".git").split("/")
+        if urls.SCHEME.match(url):  # percent-encoded as a URL; packageurl encodes them anew
+            parts = [unquote(part) for part in parts]
+        if any("/" in part for part in parts):  # a %2F: no owner/name shape to trust
+            parts = []
         if kind == "github" and len(parts) == 2 and all(parts):
             return str(PackageURL(kind, parts[0], parts[1], commit).to_string())
         if kind == "gitlab" and len(parts) >= 2 and all(parts):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -38,6 +40,34 @@ class Finding:
     kind: str
     message: str
     failure: bool
+
+
+class Words:
+    """verify's messages as a document records them: the same tree gives the same words
+    wherever it is, and they let no reader in. Each URL is without credentials (those of
+    the manifest and of the .gitmodules read, and whatever has the shape of a URL); the
+    root's absolute path is made relative to it (`3rdparty/aiter`, `.` for the root); a
+    path in a temporary folder of qola's (gpg's keybox in it, say), different each run, is
+    `<temporary>`."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.urls = {dep.url for dep in manifest.deps}
+        roots = {str(manifest.root), os.path.realpath(manifest.root)}
+        # Not inside another path (file:///...), and not a longer name (/a/TE2 for /a/TE).
+        self._root = re.compile(
+            r"(?<![\w/.-])(?:" + "|".join(map(re.escape, sorted(roots, key=len, reverse=True)))
+            + r")(/|(?![^\s'\"`:;,)\]]))"
+        )  # fmt: skip
+        temporary = {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}
+        self._temporary = re.compile(
+            r"(?:" + "|".join(map(re.escape, sorted(temporary, key=len, reverse=True)))
+            + r")/qola-[^\s'\"`]*"
+        )  # fmt: skip
+
+    def __call__(self, text: str) -> str:
+        text = urls.scrubbed(text, self.urls)
+        text = self._root.sub(lambda found: "" if found[1] == "/" else ".", text)
+        return self._temporary.sub("<temporary>", text)
 
 
 @dataclass(frozen=True)
@@ -112,7 +142,8 @@ class Inventory:
 
 def from_tree(manifest: Manifest, report: Report, runner: Runner) -> Inventory:
     """The components as the tree holds them, verify's report on it taken as it is."""
-    deps = tuple(_dependency(manifest, found, runner) for found in report.deps)
+    said = Words(manifest)
+    deps = tuple(_dependency(manifest, found, runner, said) for found in report.deps)
     return Inventory(_root(manifest, runner), deps, False, _time(manifest, runner),
                      manifest.path.read_bytes())  # fmt: skip
 
@@ -120,16 +151,15 @@ def from_tree(manifest: Manifest, report: Report, runner: Runner) -> Inventory:
 def from_manifest(manifest: Manifest, report: Report, runner: Runner) -> Inventory:
     """The components as the manifest pins them (verify --manifest-only's report): no
     dependency's folder is read, so their licenses and nested submodules are not known."""
+    said = Words(manifest)
     deps = []
     for found in report.deps:
         dep = found.dep
-        layout = patches.load(manifest.root, dep)
-        records = tuple(_record(manifest.root, patch, None) for s in layout.values()
-                        for patch in s.patches)  # fmt: skip
         deps.append(
             Component(
                 dep.name, dep.path, urls.without_credentials(dep.url), dep.commit, dep.tag,
-                None, dep.name, records, children=None, findings=_findings(found),
+                None, dep.name, _manifest_patches(manifest.root, dep), children=None,
+                findings=_findings(found, said),
             )
         )  # fmt: skip
     return Inventory(_root(manifest, runner), tuple(deps), True, _time(manifest, runner),
@@ -155,18 +185,28 @@ def _time(manifest: Manifest, runner: Runner) -> int | None:
     return queries.commit_time(runner, manifest.root, "HEAD")
 
 
-def _findings(found: DepReport, path: str | None = None) -> tuple[Finding, ...]:
+def _manifest_patches(root: Path, dep: Dep) -> tuple[PatchRecord, ...]:
+    """dep's patches as its patch folder holds them, each file whole, no commit named
+    (none when the folder cannot be read: verify says why)."""
+    try:
+        layout = patches.load(root, dep)
+    except patches.SeriesError:
+        return ()
+    return tuple(_record(root, patch, None) for s in layout.values() for patch in s.patches)
+
+
+def _findings(found: DepReport, said: Words, path: str | None = None) -> tuple[Finding, ...]:
     """The problems of found that concern the nested submodule at path (relative to the
-    dependency), or, with path None, every other one."""
+    dependency), or, with path None, every other one; their messages as said has them."""
     nested = {s.path for top in found.submodules for s in top.walk()}
     return tuple(
-        Finding(p.kind, p.message, p.is_failure)
+        Finding(p.kind, said(p.message), p.is_failure)
         for p in found.problems
         if (p.path == path if path is not None else p.path not in nested)
     )
 
 
-def _dependency(manifest: Manifest, found: DepReport, runner: Runner) -> Component:
+def _dependency(manifest: Manifest, found: DepReport, runner: Runner, said: Words) -> Component:
     dep = found.dep
     tree = manifest.root / dep.path
     url = urls.without_credentials(dep.url)
@@ -176,27 +216,32 @@ def _dependency(manifest: Manifest, found: DepReport, runner: Runner) -> Compone
     files = _license_files(runner, tree, dep.commit) if read else None
     records, patched = _patches(manifest.root, runner, tree, dep.commit, found.head,
                                 found.own, verified)  # fmt: skip
+    if found.own is None:
+        # The tree did not say how its series splits (not there, or not read): it is
+        # recorded as the manifest pins it, as --manifest-only records it.
+        records = _manifest_patches(manifest.root, dep)
     children: tuple[Component, ...] | None = ()
     if dep.submodules:
         children = None
         if read and found.head:
             children = _nested(manifest.root, runner, found, dep, tree, found.head, url,
-                               found.submodules, verified)  # fmt: skip
+                               found.submodules, verified, said)  # fmt: skip
     return Component(
         dep.name, dep.path, url, dep.commit, dep.tag, files, dep.name, records, patched,
         _license_files(runner, tree, patched) if patched else None, children,
-        _findings(found), verified_by=found.signed_by,
+        _findings(found, said), verified_by=found.signed_by,
     )  # fmt: skip
 
 
 def _nested(
     root: Path, runner: Runner, found: DepReport, dep: Dep, repo: Path, commit: str,
-    url: str | None, states: tuple[SubmoduleState, ...], verified: bool,
+    url: str | None, states: tuple[SubmoduleState, ...], verified: bool, said: Words,
 ) -> tuple[Component, ...]:
     """The nested submodules states describes, inside the repository at repo (at commit,
     fetched from url)."""
     tree = root / dep.path
     modules = _module_urls(runner, repo, commit)
+    said.urls.update(found for found in modules.values() if found)
     found_here = []
     for state in states:
         inside = PurePosixPath(os.path.relpath(tree / state.path, repo)).as_posix()
@@ -206,7 +251,8 @@ def _nested(
         records, patched = _patches(root, runner, sub_tree, state.expected, head,
                                     state.series, verified)  # fmt: skip
         children = (
-            _nested(root, runner, found, dep, sub_tree, head, sub_url, state.children, verified)
+            _nested(root, runner, found, dep, sub_tree, head, sub_url, state.children,
+                    verified, said)
             if head is not None
             else None
         )
@@ -217,7 +263,7 @@ def _nested(
                 _license_files(runner, sub_tree, state.expected) if head else None, dep.name,
                 records, patched,
                 _license_files(runner, sub_tree, patched) if patched else None, children,
-                _findings(found, state.path),
+                _findings(found, said, state.path),
             )
         )  # fmt: skip
     return tuple(found_here)
