@@ -236,3 +236,8 @@ def test_no_url_credentials_reach_any_output(tmp_path: Path, run_qola) -> None:
 def test_without_credentials_strips_each_url_in_a_text(text: str, shown: str) -> None:
     assert safetext.without_credentials(text) == shown
     assert safetext.for_log(text) == shown
+
+
+def test_a_url_urlsplit_refuses_is_cut_not_a_crash() -> None:
+    said = safetext.for_log("clone http://tok@[::1/x?t=1 failed")
+    assert "tok" not in said and "t=1" not in said and said.startswith("clone http://")

@@ -65,18 +65,24 @@ def shell_word(value: str) -> str:
 
 
 # A URL in a text: its scheme, and everything up to a blank, a quote or an angle bracket.
-_URL = re.compile(r"""\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>`]+""")
+_URL = re.compile(r"""(?<![A-Za-z0-9+.%-])[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>`]+""")
 
 
 def without_credentials(text: str) -> str:
     """text with every URL in it stripped of what would let its reader in (its user and
-    password, its query; an ssh URL's password), as urls.without_credentials strips one:
-    a token in a manifest's URL, or in a remote's, must not reach a CI log."""
-    from qola.base import urls  # lazy: only where a URL is in the text
+    password, its query; an ssh URL's password): a token in a manifest's URL, or in a
+    remote's, must not reach a CI log. The rules: qola/base/urls.py. A URL with neither
+    an '@' nor a '?' is left as it is, byte for byte."""
+    from qola.base import urls  # lazy: only where a URL may be in the text
 
-    if "://" not in text:
+    if "@" not in text and "?" not in text:
         return text
-    return _URL.sub(lambda found: urls.without_credentials(found.group()), text)
+
+    def stripped(found: re.Match[str]) -> str:
+        url = found.group()
+        return urls.scrubbed(url) if "@" in url or "?" in url else url
+
+    return _URL.sub(stripped, text)
 
 
 def for_log(text: str, commands: bool = False) -> str:
