@@ -1,7 +1,8 @@
 """Signatures on pins: a dependency with `allowed-signers` (ssh) or `keyring` (OpenPGP)
 passes `verify` only when its pinned commit, or the annotated tag of its label, carries a
 good signature by a listed key (kind `signature` otherwise); `bump`, `add` and `freeze`
-refuse to pin anything else (exit 4) unless --allow-unsigned, which a commit records.
+refuse to pin anything else (exit 4) unless --allow-unsigned, which a warning states and
+`bump --commit`'s message records.
 
 Every key is made here: ssh-keygen, and gpg in a GNUPGHOME of the test's own."""
 
@@ -489,6 +490,8 @@ def test_freeze_an_unsigned_checkout_refuses_and_changes_nothing(
     assert snapshot(root) == before
     res = run_qola("freeze", "--allow-unsigned", cwd=root)
     assert res.exit_code == 0, res.stderr
+    assert (f"qola: warning: lib: pinned with --allow-unsigned: commit {lib.untagged[:12]} is "
+            "not signed") in res.stderr  # fmt: skip
     assert f'commit = "{lib.untagged}"' in (root / "qola.toml").read_text()
 
 
@@ -612,3 +615,10 @@ def test_freeze_a_signed_commit_under_an_unsigned_local_tag_writes_no_label(
     assert f'commit = "{lib.ssh_signed}"' in text and "tag =" not in text
     res = run_qola("verify", cwd=root)
     assert res.exit_code == 0, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("command", ["add", "bump", "freeze"])
+def test_allow_unsigned_help_says_what_records_it(run_qola, command) -> None:
+    # freeze and add make no commit: the warning is all that says so.
+    said = " ".join(run_qola(command, "--help").stdout.split())
+    assert "(a warning says so; `bump --commit` records it in its commit message)" in said
