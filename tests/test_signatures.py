@@ -274,6 +274,30 @@ def test_verify_a_tampered_commit_has_a_bad_signature(tmp_path, lib, keys, run_q
     ]
 
 
+def test_verify_a_key_listed_for_other_namespaces_says_so(tmp_path, lib, keys, run_qola) -> None:
+    signers = keys.signers('namespaces="file" ')
+    root = checked_out(tmp_path, lib, lib.ssh_signed, keys, SSH, run_qola, signers=signers)
+    code, document = verify_json(run_qola, root)
+    assert code == 1
+    assert signature_problems(document) == [
+        f"commit {lib.ssh_signed[:12]} is signed by an ssh key that keys/signers allows only "
+        'in other namespaces: its namespaces= option leaves out "git", the one git signs in'
+    ]
+
+
+def test_verify_a_keyring_of_no_keys_says_so_without_temporary_paths(
+    tmp_path, lib, keys, run_qola
+) -> None:
+    root = project(tmp_path, lib, lib.gpg_signed, keys, GPG)
+    (root / "keys" / "dev.asc").write_text("not a key\n")
+    assert run_qola("checkout", "-q", cwd=root).exit_code == 0
+    code, document = verify_json(run_qola, root)
+    assert code == 1
+    assert signature_problems(document) == [
+        "keys/dev.asc: gpg imports no public key from it: no valid OpenPGP data found."
+    ]
+
+
 def test_verify_a_signed_label_tag_vouches_for_an_unsigned_commit(
     tmp_path, lib, keys, run_qola
 ) -> None:
