@@ -274,6 +274,13 @@ def test_verify_a_tampered_commit_has_a_bad_signature(tmp_path, lib, keys, run_q
     ]
 
 
+def test_a_verdict_says_whether_the_tag_or_the_commit_was_checked() -> None:
+    from qola.sync.signatures import Verdict
+
+    assert Verdict("tag v1", "dev@example.com (ssh key SHA256:x)").on == "tag"
+    assert Verdict("commit 1a2b3c4d5e6f", problem="is not signed").on == "commit"
+
+
 def test_verify_a_key_listed_for_other_namespaces_says_so(tmp_path, lib, keys, run_qola) -> None:
     signers = keys.signers('namespaces="file" ')
     root = checked_out(tmp_path, lib, lib.ssh_signed, keys, SSH, run_qola, signers=signers)

@@ -51,6 +51,11 @@ class Verdict:
     def ok(self) -> bool:
         return self.problem is None
 
+    @property
+    def on(self) -> str:
+        """What the signature checked is on: "tag" (the label's annotated tag) or "commit"."""
+        return self.checked.partition(" ")[0]
+
 
 def key_files(dep: Dep, root: Path) -> str:
     """The files that list who may sign dep's pins, as a message names them."""
