@@ -293,5 +293,6 @@ offline_option = option(options.OFFLINE)
 allow_unsigned_option = click.option(
     "--allow-unsigned",
     is_flag=True,
-    help="Pin a commit no key of its allowed-signers or keyring signed (a commit records it).",
+    help=("Pin a commit no key of its allowed-signers or keyring signed (a warning says so; "
+          "`bump --commit` records it in its commit message)."),
 )

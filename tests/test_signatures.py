@@ -1,7 +1,8 @@
 """Signatures on pins: a dependency with `allowed-signers` (ssh) or `keyring` (OpenPGP)
 passes `verify` only when its pinned commit, or the annotated tag of its label, carries a
 good signature by a listed key (kind `signature` otherwise); `bump`, `add` and `freeze`
-refuse to pin anything else (exit 4) unless --allow-unsigned, which a commit records.
+refuse to pin anything else (exit 4) unless --allow-unsigned, which a warning states and
+`bump --commit`'s message records.
 
 Every key is made here: ssh-keygen, and gpg in a GNUPGHOME of the test's own."""
 
@@ -273,6 +274,37 @@ def test_verify_a_tampered_commit_has_a_bad_signature(tmp_path, lib, keys, run_q
     ]
 
 
+def test_a_verdict_says_whether_the_tag_or_the_commit_was_checked() -> None:
+    from qola.sync.signatures import Verdict
+
+    assert Verdict("tag v1", "dev@example.com (ssh key SHA256:x)").on == "tag"
+    assert Verdict("commit 1a2b3c4d5e6f", problem="is not signed").on == "commit"
+
+
+def test_verify_a_key_listed_for_other_namespaces_says_so(tmp_path, lib, keys, run_qola) -> None:
+    signers = keys.signers('namespaces="file" ')
+    root = checked_out(tmp_path, lib, lib.ssh_signed, keys, SSH, run_qola, signers=signers)
+    code, document = verify_json(run_qola, root)
+    assert code == 1
+    assert signature_problems(document) == [
+        f"commit {lib.ssh_signed[:12]} is signed by an ssh key that keys/signers allows only "
+        'in other namespaces: its namespaces= option leaves out "git", the one git signs in'
+    ]
+
+
+def test_verify_a_keyring_of_no_keys_says_so_without_temporary_paths(
+    tmp_path, lib, keys, run_qola
+) -> None:
+    root = project(tmp_path, lib, lib.gpg_signed, keys, GPG)
+    (root / "keys" / "dev.asc").write_text("not a key\n")
+    assert run_qola("checkout", "-q", cwd=root).exit_code == 0
+    code, document = verify_json(run_qola, root)
+    assert code == 1
+    assert signature_problems(document) == [
+        "keys/dev.asc: gpg imports no public key from it: no valid OpenPGP data found."
+    ]
+
+
 def test_verify_a_signed_label_tag_vouches_for_an_unsigned_commit(
     tmp_path, lib, keys, run_qola
 ) -> None:
@@ -407,8 +439,8 @@ def test_bump_to_an_unsigned_commit_refuses_and_changes_nothing(
     assert (
         f"qola: lib: commit {lib.untagged[:12]} is not signed; keys/signers lists who may "
         "sign it; nothing was changed\n"
-        "hint: pin a commit signed by a key keys/signers lists, or add --allow-unsigned to pin "
-        "it all the same (a commit message records that)"
+        "hint: pin a commit (or a tag) signed by a key keys/signers lists, or add "
+        "--allow-unsigned to pin it all the same"
     ) in res.stderr
     assert snapshot(root) == before
 
@@ -489,6 +521,8 @@ def test_freeze_an_unsigned_checkout_refuses_and_changes_nothing(
     assert snapshot(root) == before
     res = run_qola("freeze", "--allow-unsigned", cwd=root)
     assert res.exit_code == 0, res.stderr
+    assert (f"qola: warning: lib: pinned with --allow-unsigned: commit {lib.untagged[:12]} is "
+            "not signed") in res.stderr  # fmt: skip
     assert f'commit = "{lib.untagged}"' in (root / "qola.toml").read_text()
 
 
@@ -513,3 +547,109 @@ def test_add_with_allowed_signers_pins_a_signed_commit(tmp_path, lib, keys, run_
     assert 'allowed-signers = "keys/signers"' in (root / "qola.toml").read_text()
     res = run_qola("verify", "two", cwd=root)
     assert res.exit_code == 0, res.stdout
+
+
+# A label qola chooses (for a SHA, a branch, what is checked out) is written only where its
+# tag verifies: else another tag naming the commit that does, else none when the commit
+# does. What is written passes verify.
+
+
+def tag_served(tmp_path: Path, lib: Lib, name: str, commit: str, *how: str) -> None:
+    """An annotated tag upstream (signed where how says so, with -s)."""
+    work = tmp_path / f"tag-{name}"
+    git(tmp_path, "clone", "-q", str(lib.served), str(work))
+    run(work, "git", *how, "tag", "-a", *(["-s"] if how else []), "-m", name, name, commit)
+    git(work, "push", "-q", "origin", f"refs/tags/{name}")
+
+
+def dep_table(root: Path, name: str) -> str:
+    text = (root / "qola.toml").read_text()
+    return text[text.index(f"[deps.{name}]") :]
+
+
+def test_add_a_signed_commit_under_an_unsigned_tag_pins_it_without_the_label(
+    tmp_path, lib, keys, run_qola
+) -> None:
+    tag_served(tmp_path, lib, "v9", lib.ssh_signed)
+    root = project(tmp_path, lib, lib.ssh_signed, keys, SSH)
+    res = run_qola("add", "two", str(lib.served), "--commit", lib.ssh_signed,
+                   "--allowed-signers", "keys/signers", cwd=root)  # fmt: skip
+    assert res.exit_code == 0, res.stdout + res.stderr
+    assert (f"qola: two: no tag naming {lib.ssh_signed[:12]} carries a good signature (tag v9 "
+            "is not signed; keys/signers lists who may sign it): pinned without a label, on "
+            "the commit's own signature") in res.stderr  # fmt: skip
+    table = dep_table(root, "two")
+    assert f'commit = "{lib.ssh_signed}"' in table and "tag =" not in table
+    res = run_qola("verify", "two", cwd=root)
+    assert res.exit_code == 0, res.stdout
+
+
+def test_bump_to_a_signed_commit_under_an_unsigned_tag_pins_it_without_the_label(
+    tmp_path, lib, keys, run_qola
+) -> None:
+    tag_served(tmp_path, lib, "v9", lib.ssh_signed)
+    root = checked_out(tmp_path, lib, lib.unsigned, keys, SSH, run_qola, label="v1")
+    res = run_qola("bump", "lib", "--to", lib.ssh_signed, cwd=root)
+    assert res.exit_code == 0, res.stdout + res.stderr
+    assert "pinned without a label, on the commit's own signature" in res.stderr
+    text = (root / "qola.toml").read_text()
+    assert f'commit = "{lib.ssh_signed}"' in text and "tag =" not in text
+    res = run_qola("verify", cwd=root)
+    assert res.exit_code == 0, res.stdout + res.stderr
+
+
+def test_bump_to_a_sha_labels_it_with_the_tag_that_verifies(
+    tmp_path, lib, keys, run_qola
+) -> None:
+    # v2 (the newer release, which qola would pick) signed by a key no file lists, on the
+    # commit the listed key's v1 names: whoever can push a tag cannot block the pin.
+    tag_served(tmp_path, lib, "v2", lib.unsigned, *ssh_sign(keys.ssh_other))
+    root = checked_out(tmp_path, lib, lib.ssh_signed, keys, SSH, run_qola)
+    before = snapshot(root)
+    res = run_qola("bump", "lib", "--to", "v2", "--allow-downgrade", cwd=root)
+    assert res.exit_code == 4, res.stdout + res.stderr  # named: checked as it is
+    assert "qola: lib: tag v2 is signed by the ssh key" in res.stderr
+    assert snapshot(root) == before
+    res = run_qola("bump", "lib", "--to", lib.unsigned, "--allow-downgrade", cwd=root)
+    assert res.exit_code == 0, res.stdout + res.stderr
+    text = (root / "qola.toml").read_text()
+    assert f'commit = "{lib.unsigned}"' in text and 'tag = "v1"' in text
+    res = run_qola("verify", cwd=root)
+    assert res.exit_code == 0, res.stdout + res.stderr
+
+
+def test_bump_to_an_unsigned_commit_whose_tags_do_not_verify_names_both(
+    tmp_path, lib, keys, run_qola
+) -> None:
+    tag_served(tmp_path, lib, "v8", lib.untagged)
+    root = checked_out(tmp_path, lib, lib.ssh_signed, keys, SSH, run_qola)
+    before = snapshot(root)
+    res = run_qola("bump", "lib", "--to", lib.untagged, cwd=root)
+    assert res.exit_code == 4, res.stdout + res.stderr
+    assert (f"qola: lib: commit {lib.untagged[:12]} is not signed; keys/signers lists who may "
+            "sign it, nor does a tag naming it carry a good signature (tag v8 is not signed; "
+            "keys/signers lists who may sign it); nothing was changed") in res.stderr  # fmt: skip
+    assert snapshot(root) == before
+
+
+def test_freeze_a_signed_commit_under_an_unsigned_local_tag_writes_no_label(
+    tmp_path, lib, keys, run_qola
+) -> None:
+    root = checked_out(tmp_path, lib, lib.unsigned, keys, SSH, run_qola, label="v1")
+    clone = root / "3rdparty" / "lib"
+    git(clone, "fetch", "-q", "origin", lib.ssh_signed)
+    git(clone, "tag", "-a", "-m", "mine", "v9", lib.ssh_signed)
+    git(clone, "checkout", "-q", "--detach", lib.ssh_signed)
+    res = run_qola("freeze", cwd=root)
+    assert res.exit_code == 0, res.stdout + res.stderr
+    text = (root / "qola.toml").read_text()
+    assert f'commit = "{lib.ssh_signed}"' in text and "tag =" not in text
+    res = run_qola("verify", cwd=root)
+    assert res.exit_code == 0, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("command", ["add", "bump", "freeze"])
+def test_allow_unsigned_help_says_what_records_it(run_qola, command) -> None:
+    # freeze and add make no commit: the warning is all that says so.
+    said = " ".join(run_qola(command, "--help").stdout.split())
+    assert "(a warning says so; `bump --commit` records it in its commit message)" in said

@@ -192,8 +192,12 @@ def _plan(common: Common, path: Path, raw: bytes | None, text: str, new: NewTabl
             ignore = _ignore_plan(runner, root, dep)
             resolved = resolver(runner, dep.url)
             new_text, loaded, dep = _loaded(path, common.root, text, new, resolved)  # or exit 2
-            unsigned = signed.check(runner, loaded, dep, dep.commit, dep.tag, False,
-                                    new.allow_unsigned)  # fmt: skip
+            named = resolved.source.startswith("tag ")  # else the label is qola's choice
+            tag, unsigned = signed.vet(runner, loaded, dep, dep.commit, dep.tag, False,
+                                       new.allow_unsigned, named)  # fmt: skip
+            if tag != resolved.tag:  # a label that verifies, or none: the commit does
+                resolved = resolved._replace(tag=tag)
+                new_text, loaded, dep = _loaded(path, common.root, text, new, resolved)
     finally:
         restore_signals()
     if unsigned:

@@ -94,8 +94,10 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
         new = move.new
         unsigned = {}
         if new != dep.commit:  # refused (exit 4) before anything is written, --dry-run too
-            said = signed.check(sess.runner, sess.manifest, dep, new, move.tag, offline,
-                                opts.allow_unsigned)  # fmt: skip
+            named = signed.asked_for(dep, move.tag, ref, source)
+            tag, said = signed.vet(sess.runner, sess.manifest, dep, new, move.tag, offline,
+                                   opts.allow_unsigned, named, target.tags)  # fmt: skip
+            move = dataclasses.replace(move, tag=tag)
             unsigned = {dep.name: said} if said else {}
             warn_unsigned(unsigned)
         if opts.fmt == "json":
@@ -230,13 +232,18 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
         refuse_if_developing(sess, list(tracked))  # all or nothing, as every other refusal
         planned = plan(sess.runner, sess.manifest, tracked, offline, opts.allow_downgrade)
         moving = [move for move in planned if (move.new, move.tag) != (move.old, move.dep.tag)]
-        unsigned = {}
+        unsigned, vetted = {}, {}
         for move in moving:  # all or nothing: every refusal before anything is written
             if move.new != move.old:
-                said = signed.check(sess.runner, sess.manifest, move.dep, move.new, move.tag,
-                                    offline, opts.allow_unsigned)  # fmt: skip
+                named = signed.asked_for(move.dep, move.tag, None, None)
+                vetted[move.dep.name], said = signed.vet(
+                    sess.runner, sess.manifest, move.dep, move.new, move.tag, offline,
+                    opts.allow_unsigned, named)  # fmt: skip
                 unsigned.update({move.dep.name: said} if said else {})
         warn_unsigned(unsigned)
+        # The label each is written with: one that verifies, where qola chose it.
+        planned, moving = ([dataclasses.replace(move, tag=vetted.get(move.dep.name, move.tag))
+                            for move in moves] for moves in (planned, moving))  # fmt: skip
         for move in planned:
             if move.old == move.new:
                 console.result(already(move))

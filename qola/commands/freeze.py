@@ -33,7 +33,7 @@ def freeze(common: Common, dry_run: bool, allow_unsigned: bool = False) -> int:
         finish = None if dry_run else editing.left_over(sess, command)
         if finish is not None:
             return finish(Options())
-        changes, labels = {}, {}
+        changes, labels, unsigned = {}, {}, {}
         for dep in sess.deps:
             head = bump.current_head(sess.runner, sess.manifest, dep)
             if head != dep.commit or dep.abbreviated_from:
@@ -41,6 +41,13 @@ def freeze(common: Common, dry_run: bool, allow_unsigned: bool = False) -> int:
                 # The label: a tag of the clone's that names what is pinned now.
                 tags = queries.local_tags(sess.runner, sess.manifest.root / dep.path)
                 labels[dep.name] = releases.label_for(tags, head, dep.tag)
+                if head != dep.commit:  # every refusal before anything is written
+                    # The label is qola's choice: one that verifies, else none where the
+                    # commit does.
+                    labels[dep.name], problem = signed.vet(
+                        sess.runner, sess.manifest, dep, head, labels[dep.name], True,
+                        allow_unsigned, named=False)  # fmt: skip
+                    unsigned.update({dep.name: problem} if problem else {})
                 if dep.abbreviated_from and head == dep.commit:
                     # Written in full: the short form as the manifest has it, and the full SHA.
                     console.result(f"{dep.name} {dep.abbreviated_from} -> {head}")
@@ -53,12 +60,6 @@ def freeze(common: Common, dry_run: bool, allow_unsigned: bool = False) -> int:
                     where = sess.manifest.root / dep.path
                     warn_if_only_here(sess.runner, where, dep.name, dep.path, dep.url, head)
             _warn_nested_off(sess, dep, head)
-        unsigned = {}
-        for dep, pin in changes.items():  # every refusal before anything is written
-            if pin != dep.commit:
-                problem = signed.check(sess.runner, sess.manifest, dep, pin, labels[dep.name],
-                                       True, allow_unsigned)  # fmt: skip
-                unsigned.update({dep.name: problem} if problem else {})
         warn_unsigned(unsigned)
         if not changes:
             console.result("every pin already matches what is checked out")

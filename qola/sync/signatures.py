@@ -34,6 +34,7 @@ _SSH_GOOD = re.compile(r'Good "git" signature for (.+?) with (\S+) key (\S+)')
 _SSH_KEY = re.compile(r'Good "git" signature with (\S+) key (\S+)')
 _SSH_BEFORE = re.compile(r"key has expired: verify time \S+ > valid-before (\S+)")
 _SSH_AFTER = re.compile(r"key is not yet valid: verify time \S+ < valid-after (\S+)")
+_SSH_NAMESPACE = "key is not permitted for use in signature namespace"
 # gpg's --status-fd lines (doc/DETAILS of GnuPG 2.2).
 _STATUS = re.compile(r"^\[GNUPG:\] (\S+) ?(.*)$", re.MULTILINE)
 
@@ -49,6 +50,11 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return self.problem is None
+
+    @property
+    def on(self) -> str:
+        """What the signature checked is on: "tag" (the label's annotated tag) or "commit"."""
+        return self.checked.partition(" ")[0]
 
 
 def key_files(dep: Dep, root: Path) -> str:
@@ -135,9 +141,18 @@ def _import(home: str, keyring: str) -> str | None:
     if status is None:
         return f"gpg did not import {keyring} within {_IMPORT_SECONDS:g} s"
     if status != 0 or ("imported:" not in stderr and "unchanged:" not in stderr):
-        said = " ".join(stderr.split())[:300] or f"exit code {status}"
-        return f"gpg imports no public key from it: {safetext.line(said)}"
+        return f"gpg imports no public key from it: {_import_said(stderr, home, status)}"
     return None
+
+
+def _import_said(stderr: str, home: str, status: int) -> str:
+    """What gpg said of an import that failed, without the lines of qola's own home (its
+    keybox made, a random path) or the count of keys it processed (none)."""
+    lines = [line.strip().removeprefix("gpg: ") for line in stderr.splitlines()]
+    kept = [line for line in lines if line and home not in line
+            and not line.startswith("Total number processed")]  # fmt: skip
+    said = " ".join(" ".join(kept).split())[:300]
+    return safetext.line(said or f"gpg ended with exit code {status}")
 
 
 def check(runner: Runner, keys: Keys, dep: Dep, repo: Path, root: Path, commit: str | None = None,
@@ -198,6 +213,9 @@ def _verdict(out: Output, checked: str, files: str) -> Verdict:
 
 
 def _why(said: str, statuses: dict[str, str], files: str) -> str:
+    if _SSH_NAMESPACE in said:  # ssh-keygen's word for a key listed with namespaces="..."
+        return (f"is signed by an ssh key that {files} allows only in other namespaces: "
+                'its namespaces= option leaves out "git", the one git signs in')  # fmt: skip
     if "BADSIG" in statuses or "incorrect signature" in said or "Could not verify" in said:
         return "has a bad signature: what is signed is not what the signature was made for"
     if "EXPKEYSIG" in statuses:
