@@ -424,6 +424,24 @@ def test_sbom_records_who_signed_the_pin(tmp_path, lib, keys, run_qola) -> None:
     [component] = [c for c in document["components"] if c["name"] == "lib"]
     said = {p["name"]: p["value"] for p in component.get("properties", [])}
     assert said["qola:verified-by"] == f"dev@example.com (ssh key {keys.ssh_fingerprint})"
+    assert said["qola:verified-on"] == f"commit {lib.ssh_signed[:12]}"  # not a tag of it
+    spdx = run_qola("sbom", "--format", "spdx", cwd=root)
+    assert spdx.exit_code == 0, spdx.stderr
+    notes = [a["comment"] for a in json.loads(spdx.stdout).get("annotations", [])]
+    notes += [a["comment"] for p in json.loads(spdx.stdout)["packages"]
+              for a in p.get("annotations", [])]  # fmt: skip
+    assert (f"qola verified a signature on the pin's commit {lib.ssh_signed[:12]} with "
+            f"dev@example.com (ssh key {keys.ssh_fingerprint})") in notes  # fmt: skip
+
+
+def test_sbom_says_the_signature_was_the_label_tags(tmp_path, lib, keys, run_qola) -> None:
+    """An unsigned commit labelled by its signed tag: the document says which was checked."""
+    root = checked_out(tmp_path, lib, lib.unsigned, keys, SSH, run_qola, label="v1")
+    res = run_qola("sbom", "--format", "cyclonedx", cwd=root)
+    assert res.exit_code == 0, res.stderr
+    [component] = [c for c in json.loads(res.stdout)["components"] if c["name"] == "lib"]
+    said = {p["name"]: p["value"] for p in component.get("properties", [])}
+    assert said["qola:verified-on"] == "tag v1"
 
 
 # bump, add and freeze: nothing unsigned is pinned unless --allow-unsigned says so.

@@ -173,6 +173,8 @@ def _properties(fact: facts.Component, inventory: facts.Inventory) -> list[Prope
         found.append(Property(name="qola:drift" if failure else "qola:note", value=line))
     if fact.verified_by:
         found.append(Property(name="qola:verified-by", value=fact.verified_by))
+        if fact.verified_on:  # the label's annotated tag, or the commit itself
+            found.append(Property(name="qola:verified-on", value=fact.verified_on))
     return found
 
 

@@ -87,7 +87,8 @@ class _Builder:
             said = "qola verify: the tree differs" if failure else "qola verify notes"
             self.annotate(spdx_id, f"{said}: {line}")
         if fact.verified_by:
-            self.annotate(spdx_id, f"qola verified a signature on the pin with {fact.verified_by}")
+            on = f"the pin's {fact.verified_on}" if fact.verified_on else "the pin"
+            self.annotate(spdx_id, f"qola verified a signature on {on} with {fact.verified_by}")
         for child in fact.children or ():
             self.add(child, spdx_id)
         return spdx_id

@@ -106,6 +106,7 @@ class Component:
     # Who signed the pin, as verify found it signed by a key the manifest lists (its
     # principal and key, or OpenPGP user and fingerprint); None: not checked, or not so.
     verified_by: str | None = None
+    verified_on: str | None = None  # what the signature is on: "tag v1.2", "commit 1a2b3c4d5e6f"
 
     @property
     def version(self) -> str | None:
@@ -229,7 +230,7 @@ def _dependency(manifest: Manifest, found: DepReport, runner: Runner, said: Word
     return Component(
         dep.name, dep.path, url, dep.commit, dep.tag, files, dep.name, records, patched,
         _license_files(runner, tree, patched) if patched else None, children,
-        _findings(found, said), verified_by=found.signed_by,
+        _findings(found, said), verified_by=found.signed_by, verified_on=found.signed_on,
     )  # fmt: skip
 
 

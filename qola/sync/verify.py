@@ -71,6 +71,7 @@ class DepReport:
     seconds: float = field(default=0.0, compare=False)  # how long checking it took (JUnit)
     own: Series | None = None  # its own patch series, split at its pin's nested submodules
     signed_by: str | None = None  # who signed the pin, when a key its manifest lists did
+    signed_on: str | None = None  # what that signature is on: "tag v1.2", "commit 1a2b3c4d5e6f"
 
     @property
     def ok(self) -> bool:
@@ -210,10 +211,11 @@ def _check_one(
         return DepReport(dep, where, None, tuple(problems))
     head, at_target, own = _commit_problems(runner, dep, state, problems)
     problems.extend(label_problems(runner, dep, state.worktree))
-    signed = None
+    signed = signed_on = None
     if dep.is_signed:
         verdict = signatures.check(runner, keys, dep, state.worktree, manifest.root)
         signed = verdict.signer
+        signed_on = verdict.checked if signed else None
         if verdict.problem is not None:
             problems.append(Problem(SIGNATURE, verdict.problem))
     submodules = _submodule_problems(runner, dep, state, state.gitdir, head, at_target, problems)
@@ -222,7 +224,8 @@ def _check_one(
         # ("cannot chdir", "not a git repository"), and its problem fails the dependency.
         patched = frozenset(s.path for top in submodules for s in top.walk() if s.patched)
         problems.extend(_local_changes(runner, dep, state, strict, patched))
-    return DepReport(dep, where, head, tuple(problems), submodules, own=own, signed_by=signed)
+    return DepReport(dep, where, head, tuple(problems), submodules, own=own, signed_by=signed,
+                     signed_on=signed_on)  # fmt: skip
 
 
 def _missing_problems(dep: Dep, state: DepState, problems: list[Problem]) -> None:
