@@ -26,7 +26,7 @@ build as FetchContent would add it (``SOURCE_SUBDIR``; ``SYSTEM`` from CMake 3.2
 A declaration the manifest does not pin is a configure error that names it and the
 commands that pin it. With ``QOLA_LOCK`` ON, it is pinned instead (``qola lock``): at
 the commit its ``GIT_TAG`` names now (a tag, written beside the pin as ``tag``; a
-branch, followed as ``track``; or a commit), at ``3rdparty/<name>`` below the root.
+branch, followed as ``track``; or a commit), at ``3rdparty/<name>`` beside the manifest.
 
 A pinned declaration whose ``GIT_TAG`` (or ``GIT_REPOSITORY``) says otherwise than
 the manifest is a warning naming both; the build uses the pin.
@@ -211,12 +211,31 @@ function(_qola_provider_compare name ref url manifest entry)
   endif()
   _qola_same_url(same "${url}" "${pinned_url}")
   if(NOT same)
+    _qola_url_shown(url "${url}")
+    _qola_url_shown(pinned_url "${pinned_url}")
     message(WARNING
       "qola: ${name}: GIT_REPOSITORY ${url} is not the URL ${manifest} fetches ${dep} "
       "from, ${pinned_url}; the build uses the manifest's. To keep it, set GIT_REPOSITORY "
       "to ${pinned_url}; to fetch from ${url} instead, edit url in [deps.${dep}] of "
       "${manifest} (no qola command changes a url).")
   endif()
+endfunction()
+
+# `url` as a message shows it (qola's output does the same, qola/base/urls.py): without
+# the user and password of its authority (an ssh URL keeps its login), nor its query; an
+# scp-like user:password@host: without the password. A token must not reach a CI log.
+function(_qola_url_shown out url)
+  if(url MATCHES "^([Ss][Ss][Hh]|git\\+ssh|ssh\\+git)://")
+    string(REGEX REPLACE "^([^:]+://[^/@:]*):[^/@]*@" "\\1@" url "${url}")
+  elseif(url MATCHES "^[A-Za-z][A-Za-z0-9+.-]*://")
+    string(REGEX REPLACE "^([^:]+://)[^/@]*@" "\\1" url "${url}")
+    if(NOT url MATCHES "^[Ff][Ii][Ll][Ee]:")
+      string(REGEX REPLACE "[?].*$" "" url "${url}")
+    endif()
+  else()
+    string(REGEX REPLACE "^([^@/:]+):[^@/]*@([^/:]+):" "\\1@\\2:" url "${url}")
+  endif()
+  set(${out} "${url}" PARENT_SCOPE)
 endfunction()
 
 # A word a person can paste into a shell (QoLARun.cmake's _qola_shell_word, which the
@@ -227,6 +246,24 @@ function(_qola_shell_word_now out word)
     set(word "\"${word}\"")
   endif()
   set(${out} "${word}" PARENT_SCOPE)
+endfunction()
+
+# Sets `out` TRUE (and leaves the declaration `name` to FetchContent, with a warning) when
+# its qola name `qname` is not pinned in the pins file just read but is one name to CMake
+# (QOLA_<NAME>_SOURCE_DIR ...) with a dependency `manifest` pins (a_b, where it pins a-b).
+function(_qola_provider_collides out name qname manifest)
+  set(${out} FALSE PARENT_SCOPE)
+  _qola_cmake_names(upper "${qname}")
+  _qola_cmake_names(uppers "${_QOLA_PINS}")
+  list(FIND uppers "${upper}" at)
+  if(at GREATER -1)
+    list(GET _QOLA_PINS ${at} other)
+    list(GET _QOLA_PIN_${other} 0 other)
+    string(CONCAT why "qola's name for it, ${qname}, is one name to CMake with "
+      "${other}, which ${manifest} pins")
+    _qola_provider_leave("${name}" "${why}" WARNING "renaming the declaration lets qola pin it")
+    set(${out} TRUE PARENT_SCOPE)
+  endif()
 endfunction()
 
 # Leaves the declaration `name` to FetchContent, for the reason `why`: a message of the
@@ -261,7 +298,10 @@ function(_qola_provider_serve name details)
 
   # What FetchContent keeps for itself.
   if("${arg_GIT_REPOSITORY}" STREQUAL "")
-    return() # not git: URL, SVN_REPOSITORY, HG_REPOSITORY, or no declaration at all
+    if(NOT "${details}" STREQUAL "") # not git: URL, SVN_REPOSITORY, HG_REPOSITORY
+      _qola_provider_leave("${name}" "no GIT_REPOSITORY" STATUS)
+    endif()
+    return() # (no declaration at all: FetchContent says so)
   endif()
   get_property(find_first GLOBAL PROPERTY _FetchContent_${lower}_find_package_args DEFINED)
   get_property(overrides GLOBAL PROPERTY _FetchContent_${lower}_override_find_package DEFINED)
@@ -321,15 +361,8 @@ function(_qola_provider_serve name details)
         AND digest STREQUAL _QOLA_PINS_SHA256 AND _QOLA_PINS_MANIFEST STREQUAL manifest)
       set(known TRUE)
       set(entry "${_QOLA_PIN_${key}}")
-      _qola_cmake_names(uppers "${_QOLA_PINS}")
-      list(FIND uppers "${upper}" at)
-      if(entry STREQUAL "" AND at GREATER -1)
-        list(GET _QOLA_PINS ${at} other)
-        list(GET _QOLA_PIN_${other} 0 other)
-        string(CONCAT why "qola's name for it, ${qname}, is one name to CMake with "
-          "${other}, which ${manifest} pins")
-        _qola_provider_leave("${name}" "${why}" WARNING
-          "renaming the declaration lets qola pin it")
+      _qola_provider_collides(collides "${name}" "${qname}" "${manifest}")
+      if(entry STREQUAL "" AND collides)
         return()
       endif()
     endif()
@@ -357,10 +390,25 @@ function(_qola_provider_serve name details)
     include("${pins}")
     set(entry "${_QOLA_PIN_${key}}")
     if(entry STREQUAL "")
+      _qola_provider_collides(collides "${name}" "${qname}" "${manifest}")
+      if(collides) # qola lock pins nothing one name to CMake with a pinned one
+        return()
+      endif()
       message(FATAL_ERROR "qola: ${name}: qola lock wrote no pin for it into ${pins}")
     endif()
   endif()
   list(GET entry 0 dep)
+  list(GET entry 4 pinned_url)
+  _qola_same_url(same "${arg_GIT_REPOSITORY}" "${pinned_url}")
+  if(NOT qname STREQUAL name AND NOT same)
+    # my.lib, as qola names it, is my_lib: the manifest's my_lib of another repository
+    # belongs to a declaration named so, not to this one.
+    _qola_url_shown(pinned_url "${pinned_url}")
+    string(CONCAT why "qola's name for it, ${qname}, is the manifest's ${dep}, which pins "
+      "another repository, ${pinned_url}")
+    _qola_provider_leave("${name}" "${why}" WARNING "renaming the declaration lets qola pin it")
+    return()
+  endif()
   _qola_provider_compare("${name}" "${arg_GIT_TAG}" "${arg_GIT_REPOSITORY}" "${manifest}"
     "${entry}")
 

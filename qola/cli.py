@@ -341,6 +341,7 @@ def develop(common: Common, end: bool) -> None:
 @click.option("--keyring", metavar="FILE", help="Check its pins' OpenPGP signatures "
               "against the public keys in FILE.")  # fmt: skip
 @allow_unsigned_option
+@lock_timeout_option
 @fetch_timeout_option
 @handle_errors
 def add(
@@ -356,6 +357,7 @@ def add(
     allowed_signers: str | None,
     keyring: str | None,
     allow_unsigned: bool,
+    lock_timeout: float,
     fetch_timeout: float,
 ) -> None:
     """Pin a new dependency NAME from URL: resolved with ls-remote (nothing cloned) to a
@@ -371,7 +373,7 @@ def add(
     keys = tuple((key, file) for key, file in (("allowed-signers", allowed_signers),
                                                ("keyring", keyring)) if file is not None)
     opts = adding.AddOptions(Wanted(tag, branch, sha), path, not no_submodules, no_checkout,
-                             fetch_timeout, keys, allow_unsigned)  # fmt: skip
+                             fetch_timeout, keys, allow_unsigned, lock_timeout)  # fmt: skip
     sys.exit(adding.add(common, name, url, opts))
 
 
@@ -390,6 +392,7 @@ def add(
 @click.option("--cmake-out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Write the manifest's pins here for QoLAProvider.cmake (only when they "
               "change).")  # fmt: skip
+@lock_timeout_option
 @fetch_timeout_option
 @handle_errors
 def lock(
@@ -402,6 +405,7 @@ def lock(
     no_checkout: bool,
     check: bool,
     cmake_out: Path | None,
+    lock_timeout: float,
     fetch_timeout: float,
 ) -> None:
     """Pin the FetchContent declaration NAME (GIT_REPOSITORY URL, GIT_TAG GIT_TAG) at the
@@ -415,7 +419,7 @@ def lock(
     from qola.commands import lock as locking  # lazy: each command loads its own
 
     opts = locking.LockOptions(git_tag, path, not no_submodules, no_checkout, check, cmake_out,
-                               fetch_timeout)  # fmt: skip
+                               fetch_timeout, lock_timeout)  # fmt: skip
     sys.exit(locking.lock(common, name, url, opts))
 
 

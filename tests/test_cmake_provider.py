@@ -391,6 +391,13 @@ def test_a_git_tag_or_repository_off_the_pin_is_a_warning_naming_both_and_the_pi
     assert head(app.src / "3rdparty" / "liba") == upstreams.liba_v1
     again = app.configure()  # at every configure, fast path included
     assert "GIT_TAG v1.1 does not name the commit" in flat(again.stderr)
+    # A token in the manifest's URL is never shown (a CI log keeps what a configure says).
+    token_url = "https://x-access-token:ghp_SECRET@example.invalid/libb.git?private_token=S2"
+    app.manifest.write_text(app.manifest.read_text().replace(libb_url, token_url))
+    said = app.configure(check=False)
+    shown = flat(said.stdout + said.stderr)
+    assert "is not the URL" in shown and "https://example.invalid/libb.git;" in shown, shown
+    assert "SECRET" not in shown and "private_token" not in shown
 
 
 # --- what FetchContent keeps ------------------------------------------------------

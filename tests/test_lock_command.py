@@ -213,3 +213,23 @@ def test_the_lock_hint_of_an_editable_install_is_plain_qola(app, upstream: Upstr
         f"pin it at the commit GIT_TAG v2.0 names now: qola lock lib {upstream.lib} v2.0 -m "
         f"{manifest}"
     )
+
+
+def test_a_lock_waits_for_the_roots_lock_as_checkout_does_and_times_out(app, upstream) -> None:
+    """Another build folder's checkout holds the root's lock: the lock says it waits, and
+    --lock-timeout (env QOLA_LOCK_TIMEOUT) bounds the wait; nothing is written."""
+    holder = procs.hold_lock(app)
+    try:
+        before = snapshot(app)
+        proc = procs.run("lock", "lib", str(upstream.lib), "v2.0", "--no-checkout", "-m",
+                         str(app / "qola.toml"), env={"QOLA_LOCK_TIMEOUT": "0.5"})  # fmt: skip
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(f"qola: waiting for the lock on {app} (held by pid ")
+    assert "could not take the lock" in lines[1] and "within 0.5 s" in lines[1]
+    assert lines[2] == "hint: wait for that run to finish, or raise --lock-timeout (env " \
+                       "QOLA_LOCK_TIMEOUT)"
+    assert snapshot(app) == before

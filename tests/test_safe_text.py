@@ -209,6 +209,12 @@ def test_no_url_credentials_reach_any_output(tmp_path: Path, run_qola) -> None:
         res = run_qola("verify", "--format", form, "-m", str(manifest))
         assert res.exit_code == 1, res.stdout + res.stderr
         said.append(res.stdout + res.stderr)
+    summary = tmp_path / "summary.md"  # GitHub's job summary: the run's page shows it
+    res = run_qola("verify", "--format", "github", "-m", str(manifest),
+                   env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert res.exit_code == 1
+    said += [res.stdout + res.stderr, summary.read_text()]
+    assert "example.invalid" in summary.read_text()
     assert "fetch -q --force --no-tags 'https://example.invalid/lib.git' refs/tags/v1" in said[0]
     assert "https://example.invalid/lib.git" in said[1] and "example.invalid" in said[2]
     # A clone from the URL fails (nothing listens): its error names the URL, without the token.
@@ -231,6 +237,8 @@ def test_no_url_credentials_reach_any_output(tmp_path: Path, run_qola) -> None:
          "'https://h.example/x' and ssh://me@h/x"),
         ("git@h.example:o/x.git stays; so does file:///srv/x?y",
          "git@h.example:o/x.git stays; so does file:///srv/x?y"),
+        ("fetch me:ghp_SECRET@example.invalid:lib.git refs/tags/v1",
+         "fetch me@example.invalid:lib.git refs/tags/v1"),  # scp-like: its password
     ],
 )
 def test_without_credentials_strips_each_url_in_a_text(text: str, shown: str) -> None:

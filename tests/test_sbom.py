@@ -778,6 +778,10 @@ MIT_BODY = "Copyright (c) 2024 Someone\n\nPermission is hereby granted, free of 
         ("BSD 3-Clause License\n\n1. ...\n2. ...\n3. ...\n4. All advertising materials must "
          "display ...\n", None),
         ("BSD 3-Clause License\n\n1. ...\n2. ...\n3. Neither the name ...\n", "BSD-3-Clause"),
+        (APACHE_2 + "\n--- LLVM Exceptions to the Apache 2.0 License ----\n\nAs an exception, "
+         "...\n\nSoftware from third parties included in the LLVM Project:\nThe LLVM Project "
+         "contains third party software which is under different license terms.\n"
+         "University of Illinois/NCSA\nOpen Source License\n", None),  # LLVM's, bannerless
     ],
 )
 def test_what_one_license_file_declares(text: str, found: str | None) -> None:

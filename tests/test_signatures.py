@@ -671,3 +671,24 @@ def test_allow_unsigned_help_says_what_records_it(run_qola, command) -> None:
     # freeze and add make no commit: the warning is all that says so.
     said = " ".join(run_qola(command, "--help").stdout.split())
     assert "(a warning says so; `bump --commit` records it in its commit message)" in said
+
+
+@pytest.mark.parametrize("how", [["bump", "lib", "--to", "SHA"], ["bump", "lib"],
+                                 ["bump", "--all"]])  # fmt: skip
+def test_a_relabel_at_the_same_commit_is_vetted_too(tmp_path, lib, keys, run_qola, how) -> None:
+    """An unsigned annotated tag on the signed tip of main: the first bump pins the tip
+    unlabelled, and a second one, with nothing to move, must not label it with that tag
+    (verify of a fresh clone, which fetches the tag, would then fail)."""
+    tag_served(tmp_path, lib, "v9", lib.tip)
+    root = checked_out(tmp_path, lib, lib.unsigned, keys, SSH, run_qola, label="v1")
+    res = run_qola("bump", "lib", "--to", lib.tip, cwd=root)
+    assert res.exit_code == 0, res.stdout + res.stderr
+    assert "tag =" not in (root / "qola.toml").read_text()
+    res = run_qola(*[word.replace("SHA", lib.tip) for word in how], cwd=root)
+    assert res.exit_code == 0, res.stdout + res.stderr
+    assert "tag =" not in (root / "qola.toml").read_text()
+    shutil.rmtree(root / "3rdparty" / "lib")
+    assert run_qola("checkout", "-q", cwd=root).exit_code == 0
+    for check in (["verify"], ["verify", "--remote"]):
+        res = run_qola(*check, cwd=root)
+        assert res.exit_code == 0, res.stdout + res.stderr

@@ -41,6 +41,7 @@ _OTHER_LICENSES: tuple[tuple[str, frozenset[str]], ...] = (
     (r"boost software license", frozenset({"BSL-1.0"})),
     (r"eclipse public license|creative commons|common development and distribution license",
      frozenset()),
+    (r"\bncsa\b|university of illinois|under different license terms", frozenset()),
     (r"public domain", frozenset({"Unlicense"})),
 )
 _EXCEPTION = re.compile(r"\bexceptions?\b")

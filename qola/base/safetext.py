@@ -82,7 +82,7 @@ def without_credentials(text: str) -> str:
         url = found.group()
         return urls.scrubbed(url) if "@" in url or "?" in url else url
 
-    return _URL.sub(stripped, text)
+    return urls.scp_scrubbed(_URL.sub(stripped, text))
 
 
 def for_log(text: str, commands: bool = False) -> str:

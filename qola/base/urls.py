@@ -69,6 +69,11 @@ def _stripped_or_cut(url: str) -> str:
         return cut.partition("?")[0]
 
 
+def scp_scrubbed(text: str) -> str:
+    """text with the password of each scp-like `user:password@host:path` in it cut."""
+    return _SCP_SECRET_IN_TEXT.sub(r"\1@\2:", text)
+
+
 def scrubbed(text: str, known: Iterable[str] = ()) -> str:
     """text (a message, to be written where others read it) with each URL in it written
     without credentials: each of known as it is spelled, then whatever has the shape of

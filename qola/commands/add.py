@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 Resolver = Callable[["Runner", str], Resolved]
 
 DEFAULT_FOLDER = "3rdparty"  # without --path: 3rdparty/NAME beside the manifest
+DEFAULT_LOCK_TIMEOUT = 600.0  # as gitrun/lock.py's (not imported: git's modules load late)
 _PLACEHOLDER = "0" * 40  # the pin while nothing is resolved yet: checks all the rest
 
 
@@ -46,6 +47,7 @@ class AddOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses c
     fetch_timeout: float
     keys: tuple[tuple[str, str], ...] = ()  # --allowed-signers, --keyring: (key, file)
     allow_unsigned: bool = False
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
 
 class NewPin(NamedTuple):
@@ -73,11 +75,11 @@ def add(common: Common, name: str, url: str, opts: AddOptions) -> int:
 
     keys = tuple((key, _from_manifest(common, file)) for key, file in opts.keys)
     new = NewTable(name, opts.path, url, opts.submodules, keys, opts.allow_unsigned)
-    plan, resolved = write_pin(common, new, opts.fetch_timeout, resolver)
+    plan, resolved = write_pin(common, new, opts.fetch_timeout, resolver, opts.lock_timeout)
     console.result(f"added {name}: {described(resolved)} at {plan.dep.path}, in {plan.manifest}")
     if plan.ignore is not None:
         console.result(f"added /{ignore_pattern(plan.dep.path)}/ to {plan.ignore[0]}")
-    code = 0 if opts.no_checkout else checkout_new(common, plan, name)
+    code = 0 if opts.no_checkout else checkout_new(common, plan, name, opts.lock_timeout)
     if plan.dep.submodule_name is not None and code != EXIT_USAGE:  # (else taken back)
         stage_gitlink(common, plan.root, plan.dep)
     return code
@@ -91,7 +93,8 @@ def described(resolved: Resolved) -> str:
     return f"{resolved.commit[:12]} ({said})"
 
 
-def write_pin(common: Common, new: NewTable, fetch_timeout: float, resolver: Resolver
+def write_pin(common: Common, new: NewTable, fetch_timeout: float, resolver: Resolver,
+              lock_timeout: float = DEFAULT_LOCK_TIMEOUT
               ) -> tuple[NewPin, Resolved]:  # fmt: skip
     """Resolve the new dependency's pin with resolver and write its table (a new manifest
     where there is none) and its ignore line. Everything that can refuse runs first: the
@@ -119,7 +122,8 @@ def write_pin(common: Common, new: NewTable, fetch_timeout: float, resolver: Res
                            resolver)  # fmt: skip
     from qola.gitrun.lock import root_lock  # lazy: only where git runs
 
-    with root_lock(loaded.root, needs="add writes the manifest"):  # its check, then its write
+    # The check that the manifest is as read, then its write, while no other qola writes.
+    with root_lock(loaded.root, lock_timeout, console.note, "add writes the manifest"):
         _write(plan)
     return plan, resolved
 
@@ -446,7 +450,8 @@ def _undo(plan: NewPin) -> None:
             replace_file(ignore, raw, data)
 
 
-def checkout_new(common: Common, plan: NewPin, name: str) -> int:
+def checkout_new(common: Common, plan: NewPin, name: str,
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> int:  # fmt: skip
     """`qola checkout NAME` of the new dependency; when it fails, say that the pin stays
     written and what to run once the cause is fixed. A pin the checkout refuses as no
     commit (a tag of a tree or a blob: ls-remote cannot tell) is taken back: nothing
@@ -456,7 +461,8 @@ def checkout_new(common: Common, plan: NewPin, name: str) -> int:
     manifest = plan.manifest
     only = dataclasses.replace(common, manifest=manifest, names=(name,), groups=(),
                                searched_from=None)  # fmt: skip
-    code = checkout(only, CheckoutOptions(False, False, 1, None, None, 600.0, 600.0, "text"))
+    code = checkout(only, CheckoutOptions(False, False, 1, None, None, lock_timeout, 600.0,
+                                          "text"))  # fmt: skip
     if code == EXIT_USAGE:
         _undo(plan)
         cmake_env.report(cmake_env.render(UsageError(

@@ -93,7 +93,8 @@ def bump(common: Common, name: str, opts: BumpOptions) -> int:
             move = dataclasses.replace(move, tag=releases.label_for(target.tags, move.new))
         new = move.new
         unsigned = {}
-        if new != dep.commit:  # refused (exit 4) before anything is written, --dry-run too
+        if new != dep.commit or move.tag != dep.tag:  # refused (exit 4) before anything
+            # is written, --dry-run too; a label changed on the same commit is checked too
             named = signed.asked_for(dep, move.tag, ref, source)
             tag, said = signed.vet(sess.runner, sess.manifest, dep, new, move.tag, offline,
                                    opts.allow_unsigned, named, target.tags)  # fmt: skip
@@ -234,7 +235,7 @@ def bump_all(common: Common, opts: BumpOptions) -> int:
         moving = [move for move in planned if (move.new, move.tag) != (move.old, move.dep.tag)]
         unsigned, vetted = {}, {}
         for move in moving:  # all or nothing: every refusal before anything is written
-            if move.new != move.old:
+            if move.new != move.old or move.tag != move.dep.tag:  # a relabel too
                 named = signed.asked_for(move.dep, move.tag, None, None)
                 vetted[move.dep.name], said = signed.vet(
                     sess.runner, sess.manifest, move.dep, move.new, move.tag, offline,

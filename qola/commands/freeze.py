@@ -41,7 +41,7 @@ def freeze(common: Common, dry_run: bool, allow_unsigned: bool = False) -> int:
                 # The label: a tag of the clone's that names what is pinned now.
                 tags = queries.local_tags(sess.runner, sess.manifest.root / dep.path)
                 labels[dep.name] = releases.label_for(tags, head, dep.tag)
-                if head != dep.commit:  # every refusal before anything is written
+                if head != dep.commit or labels[dep.name] != dep.tag:  # refusals first
                     # The label is qola's choice: one that verifies, else none where the
                     # commit does.
                     labels[dep.name], problem = signed.vet(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from qola.base import console, hints
 from qola.base.errors import UsageError
 from qola.commands.add import (
+    DEFAULT_LOCK_TIMEOUT,
     InTheWay,
     NewTable,
     Raced,
@@ -43,6 +44,7 @@ class LockOptions(NamedTuple):  # not a dataclass, as options.Spec: dataclasses 
     check: bool  # write nothing: an unpinned declaration is an error
     cmake_out: Path | None  # the provider's pins file
     fetch_timeout: float
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
 
 def lock(common: Common, name: str, url: str, opts: LockOptions) -> int:
@@ -78,11 +80,16 @@ def _lock_once(common: Common, name: str, url: str, opts: LockOptions) -> tuple[
     path, exists = which_manifest(common)
     existing = manifests.load(path, common.root, allow_empty=True) if exists else None
     pinned = pinned_by(existing, name) if existing is not None else None
+    other = one_to_cmake(existing, name) if existing is not None else None
     code = 0
     if pinned is not None:
         label = f" (tag {pinned.tag})" if pinned.tag else ""
         console.result(f"{name}: pinned at {pinned.commit[:12]}{label} in {path} already; "
                        f"`qola bump {pinned.name} --to REF` moves it")  # fmt: skip
+    elif other is not None and opts.cmake_out is not None:
+        # The provider leaves it to FetchContent, with a warning naming both.
+        console.result(f"{name}: not pinned: it is one name to CMake with {other.name}, "
+                       f"which {path} pins")  # fmt: skip
     elif opts.check:
         raise _unpinned(name, url, opts, path, exists)
     else:
@@ -93,7 +100,7 @@ def _lock_once(common: Common, name: str, url: str, opts: LockOptions) -> tuple[
 
         try:
             plan, resolved = write_pin(common, NewTable(name, opts.path, url, opts.submodules),
-                                       opts.fetch_timeout, resolver)  # fmt: skip
+                                       opts.fetch_timeout, resolver, opts.lock_timeout)  # fmt: skip
         except InTheWay as error:  # the lock's own command, which a configure cannot give
             raise InTheWay(name, error.problem, "choose another folder for it, once: " +
                            _command(name, url, opts, path, "--path", "P") +
@@ -110,7 +117,7 @@ def _lock_once(common: Common, name: str, url: str, opts: LockOptions) -> tuple[
         if plan.ignore is not None:
             console.result(f"added /{plan.dep.path}/ to {plan.ignore[0]}")
         if not opts.no_checkout:
-            code = checkout_new(common, plan, name)
+            code = checkout_new(common, plan, name, opts.lock_timeout)
     return code, path
 
 
@@ -119,6 +126,15 @@ def pinned_by(manifest: Manifest, name: str) -> Dep | None:
     NAME but for case (FetchContent's names are), if any."""
     key = fetchcontent_name(name)
     return next((dep for dep in manifest.deps if fetchcontent_name(dep.name) == key), None)
+
+
+def one_to_cmake(manifest: Manifest, name: str) -> Dep | None:
+    """A dependency the manifest pins whose name is NAME's to CMake (QOLA_<NAME>_SOURCE_DIR:
+    a-b and a_b) but not to FetchContent, which tells them apart."""
+    from qola.base import names  # lazy: some commands only
+
+    key = names.variable_name(name)
+    return next((dep for dep in manifest.deps if names.variable_name(dep.name) == key), None)
 
 
 def _unpinned(name: str, url: str, opts: LockOptions, path: Path, exists: bool) -> UsageError:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from qola.base import console
+from qola.base import console, safetext
 from qola.commands.session import Common, session, write_cmake
 from qola.manifest.gitmodules import repository_top
 from qola.output import render as formats
@@ -61,7 +61,7 @@ def verify(common: Common, opts: VerifyOptions) -> int:
             if summary_file:
                 name = _repository_path(report.manifest.path)
                 with open(summary_file, "a", encoding="utf-8") as out:
-                    out.write(formats.job_summary(report, name))
+                    out.write(safetext.without_credentials(formats.job_summary(report, name)))
         if opts.cmake_out is not None:
             write_cmake(opts.cmake_out, sess)
         return 0 if report.ok else 1
